@@ -1,0 +1,23 @@
+"""mintransformer: the Transformer of "Attention Is All You Need" in Keras 3, one concept per module."""
+
+from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
+from .decoder import Decoder, DecoderLayer
+from .encoder import Encoder, EncoderLayer
+from .feedforward import FeedForward
+from .layernorm import LayerNormalization
+from .masks import causal_mask, decoder_self_mask, padding_mask
+from .model import MinTransformer
+from .multihead import MultiHeadAttention, merge_heads, split_heads
+from .positional import PositionalEmbedding, positional_encoding
+from .source import show_source
+from .training import MaskedLoss, TransformerSchedule, masked_accuracy, masked_loss
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MASK_FILL_VALUE", "scaled_dot_product_attention", "split_heads", "merge_heads",
+    "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
+    "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
+    "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
+    "masked_accuracy", "MaskedLoss", "show_source",
+]
