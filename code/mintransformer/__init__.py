@@ -1,5 +1,16 @@
 """mintransformer: the Transformer of "Attention Is All You Need" in Keras 3, one concept per module."""
 
+import os
+
+from ._quiet import quiet_stderr
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow: errors only
+with quiet_stderr():
+    import keras  # noqa: F401  (imports TensorFlow, which logs its start-up to fd 2)
+    import tensorflow as _tf
+
+    _tf.constant(0.0)  # start the eager runtime now, while its log lines are discarded
+
 from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
 from .decoder import Decoder, DecoderLayer
 from .encoder import Encoder, EncoderLayer

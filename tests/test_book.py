@@ -1,0 +1,75 @@
+"""The book's own rules, checked on the stored notebooks (no kernel needed)."""
+
+import json
+import pathlib
+import re
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from run_notebook import colab_cell_source, repository_url  # noqa: E402
+
+CHAPTERS = sorted(p for p in (ROOT / "chapters").glob("*.ipynb"))
+TOC = (ROOT / "_toc.yml").read_text()
+
+
+def cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def markdown(path):
+    return "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown")
+
+
+def code_cells(path):
+    return [c for c in cells(path) if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+
+
+def test_toc_and_chapters_agree():
+    listed = re.findall(r"file:\s*(chapters/\S+)", TOC)
+    assert sorted(listed) == [p.relative_to(ROOT).with_suffix("").as_posix() for p in CHAPTERS]
+    assert len(CHAPTERS) >= 5
+
+
+def test_repository_url_is_a_github_url():
+    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", repository_url())
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_first_code_cell_installs_the_package_in_colab_only(path):
+    first = "".join(code_cells(path)[0]["source"])
+    assert first == colab_cell_source(), (
+        f"{path.name}: the first code cell must be the Colab install cell for "
+        f"{repository_url()}; run scripts/run_notebook.py to set it."
+    )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_outputs_are_stored_in_order_and_clean(path):
+    code = code_cells(path)
+    counts = [c["execution_count"] for c in code]
+    assert None not in counts, f"{path.name}: a code cell has no stored output"
+    assert counts == list(range(1, len(code) + 1)), f"{path.name}: not run top to bottom once"
+    text = json.dumps([c["outputs"] for c in code])
+    for noise in ("cpu_feature_guard", "absl::InitializeLog", "cudart_stub", "Traceback"):
+        assert noise not in text, f"{path.name}: '{noise}' in the stored outputs"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_standard(path):
+    md = markdown(path)
+    code = "\n".join("".join(c["source"]) for c in code_cells(path))
+    assert re.search(r"learning objectives", md, re.I), "no learning objectives"
+    assert re.search(r"^#+ .*summary", md, re.I | re.M), "no summary section"
+    assert re.search(r"\{admonition\}.*pitfall", md, re.I), "no pitfalls box"
+    exercises = re.findall(r"\{exercise\}", md)
+    solutions = re.findall(r"\{solution\}[^\n]*\n(?::label:[^\n]*\n)?:class: dropdown", md)
+    assert len(exercises) >= 3, f"{len(exercises)} exercises"
+    assert len(solutions) >= len(exercises), "every exercise needs a solution hidden in a dropdown"
+    assert re.search(r"\$\$\s*\(eq-[\w-]+\)", md), "no numbered equation"
+    assert re.search(r"\{eq\}`eq-", md), "no equation is referenced from the text"
+    assert "import mintransformer" in code, "the chapter does not use the package"
+    images = [o for c in code_cells(path) for o in c["outputs"] if "image/png" in o.get("data", {})]
+    assert images, "no figure"
