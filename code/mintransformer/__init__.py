@@ -13,6 +13,7 @@ with quiet_stderr():
 
 from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
 from .decoder import Decoder, DecoderLayer
+from .decoding import beam_search, greedy_decode, length_penalty
 from .encoder import Encoder, EncoderLayer
 from .feedforward import FeedForward
 from .layernorm import LayerNormalization
@@ -30,5 +31,6 @@ __all__ = [
     "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
     "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
-    "masked_accuracy", "MaskedLoss", "show_source",
+    "masked_accuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
+    "length_penalty",
 ]

@@ -1,6 +1,7 @@
 """The decoder layer and the decoder stack (paper section 3.1, Figure 1 right)."""
 
 import keras
+from keras import ops
 
 from .encoder import residual
 from .feedforward import FeedForward
@@ -65,6 +66,39 @@ class DecoderLayer(keras.layers.Layer):
         x = residual(x, y, self.norm3, self.residual_dropout, self.norm_first, training)
         return (x, (self_weights, cross_weights)) if return_attention_scores else x
 
+    def step(self, x, cache, position, cross_mask=None):
+        """Decode one new position with a key/value cache (same result as ``call``).
+
+        Args:
+            x: the new position's input, (B, 1, D).
+            cache: dict with this layer's self-attention ``keys``/``values`` buffers
+                (B, h, L, d_k) holding positions < ``position``, and the cross-attention
+                ``cross_keys``/``cross_values`` (B, h, S, d_k), computed once per source.
+            position: index of the new position (scalar).
+            cross_mask: source padding mask, broadcastable to (B, h, 1, S).
+
+        Returns:
+            ``(output (B, 1, D), new cache)``: the new keys/values written at ``position``.
+        """
+        # 1. Self-attention: project only the new position, append it to the cache.
+        h = self.norm1(x) if self.norm_first else x
+        k_new, v_new = self.self_attention.project_key_value(h, h)  # (B, h, 1, d_k) each
+        slots = ops.arange(ops.shape(cache["keys"])[2])  # (L,)
+        write = ops.equal(slots, position)[:, None]  # (L, 1): the slot of this position
+        keys = ops.where(write, k_new, cache["keys"])  # (B, h, L, d_k)
+        values = ops.where(write, v_new, cache["values"])  # (B, h, L, d_k)
+        seen = ops.less_equal(slots, position)[None, :]  # (1, L): positions <= current
+        y, _ = self.self_attention.attend(h, keys, values, mask=seen)
+        x = residual(x, y, self.norm1, self.residual_dropout, self.norm_first)
+        # 2. Cross-attention over the cached encoder keys/values.
+        h = self.norm2(x) if self.norm_first else x
+        y, _ = self.cross_attention.attend(h, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
+        x = residual(x, y, self.norm2, self.residual_dropout, self.norm_first)
+        # 3. Feed-forward network.
+        h = self.norm3(x) if self.norm_first else x
+        x = residual(x, self.ffn(h), self.norm3, self.residual_dropout, self.norm_first)
+        return x, dict(cache, keys=keys, values=values)
+
     def get_config(self):
         config = super().get_config()
         config.update(
@@ -113,6 +147,32 @@ class Decoder(keras.layers.Layer):
         if self.final_norm is not None:
             x = self.final_norm(x)
         return (x, all_weights) if return_attention_scores else x
+
+    def start_cache(self, context, max_length):
+        """Per-layer caches for decoding up to ``max_length`` positions against ``context`` (B, S, D).
+
+        Cross-attention keys and values depend only on the source, so they are computed here,
+        once; self-attention buffers start as zeros and fill one position per step.
+        """
+        caches = []
+        for layer in self.stack:
+            cross_keys, cross_values = layer.cross_attention.project_key_value(context, context)
+            empty = ops.zeros(
+                (ops.shape(context)[0], self.num_heads, max_length, self.d_model // self.num_heads),
+                dtype=cross_keys.dtype,
+            )  # (B, h, L, d_k)
+            caches.append(dict(keys=empty, values=empty, cross_keys=cross_keys, cross_values=cross_values))
+        return caches
+
+    def step(self, x, caches, position, cross_mask=None):
+        """One decoding step through every layer: x (B, 1, D) -> (B, 1, D), updated caches."""
+        new_caches = []
+        for layer, cache in zip(self.stack, caches):
+            x, cache = layer.step(x, cache, position, cross_mask=cross_mask)
+            new_caches.append(cache)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return x, new_caches
 
     def get_config(self):
         config = super().get_config()

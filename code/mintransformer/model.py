@@ -101,6 +101,34 @@ class MinTransformer(keras.Model):
         embeddings = ops.cast(self.source_embedding.embedding.embeddings, x.dtype)  # (V, D)
         return ops.matmul(x, ops.transpose(embeddings))
 
+    def start_cache(self, source_tokens, max_length):
+        """Encode the source once; return every decoder layer's key/value cache.
+
+        Args:
+            source_tokens: (B, S) ids.
+            max_length: the most target positions the cache will hold.
+        """
+        context = self.encode(source_tokens)  # (B, S, D)
+        return self.decoder.start_cache(context, max_length)
+
+    def decode_step(self, tokens, position, caches, source_tokens):
+        """Next-token logits for the newest target token, reusing the cache.
+
+        Args:
+            tokens: the token at ``position`` of each sequence, (B, 1).
+            position: its index in the target (scalar).
+            caches: from ``start_cache`` or the previous step.
+            source_tokens: (B, S) ids, for the cross-attention padding mask.
+
+        Returns:
+            ``(logits (B, V), updated caches)``; equal to ``self((source, target))[:, position]``.
+        """
+        x = self.target_embedding.embed_step(tokens, position)  # (B, 1, D)
+        cross_mask = padding_mask(source_tokens, self.pad_id)  # (B, 1, 1, S)
+        x, caches = self.decoder.step(x, caches, position, cross_mask=cross_mask)
+        logits = ops.cast(self.output_projection(x), "float32")  # (B, 1, V)
+        return logits[:, 0], caches
+
     def call(self, inputs, training=False, return_attention_scores=False):
         source_tokens, target_tokens = inputs
         if not return_attention_scores:

@@ -69,6 +69,12 @@ class PositionalEmbedding(keras.layers.Layer):
         pe = ops.cast(self.encoding, x.dtype)[: ops.shape(tokens)[1]]  # (T, D)
         return x + pe[None]  # (B, T, D)
 
+    def embed_step(self, tokens, position):
+        """Embed tokens (B, 1) standing at ``position`` (a scalar), for cached decoding."""
+        x = self.embedding(tokens) * ops.cast(math.sqrt(self.d_model), self.compute_dtype)
+        pe = ops.take(ops.cast(self.encoding, x.dtype), position, axis=0)  # (D,)
+        return x + pe  # (B, 1, D)
+
     def get_config(self):
         config = super().get_config()
         config.update(vocab_size=self.vocab_size, d_model=self.d_model, max_length=self.max_length)
