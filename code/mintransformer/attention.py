@@ -1,5 +1,7 @@
 """Scaled dot-product attention (paper section 3.2.1, equation 1)."""
 
+import warnings
+
 import numpy as np
 from keras import ops
 
@@ -68,7 +70,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=Fals
         mask = ops.cast(mask, "bool")
         logits = ops.where(mask, logits, MASK_FILL_VALUE)
     # 2. Each query's weights over the keys sum to 1.
-    weights = ops.softmax(logits, axis=-1)  # (..., T, S)
+    with warnings.catch_warnings():  # one key (S = 1) is legitimate: the first decoding step
+        warnings.filterwarnings("ignore", message="You are using a softmax over axis")
+        weights = ops.softmax(logits, axis=-1)  # (..., T, S)
     if mask is not None:
         # Exactly zero for masked keys, also in rows where every key is masked.
         weights = ops.where(mask, weights, 0.0)

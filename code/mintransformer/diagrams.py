@@ -1,16 +1,16 @@
-"""Our own drawings of the paper's three figures, made with matplotlib patches only.
+"""Our own drawings of the paper's three figures, made with matplotlib patches and lines.
 
-Each function returns a ``matplotlib.figure.Figure`` that is not registered with pyplot, so
-it appears exactly once when the call is the last expression of a notebook cell (``plt.show()``
-does not show it; use ``display(fig)`` or ``fig.savefig(...)`` instead). The drawings are
+Each function returns a matplotlib ``Figure`` that is already closed in pyplot, so it appears
+exactly once when the call is the last expression of a notebook cell (``plt.show()`` does not
+show it; use ``display(fig)`` or ``fig.savefig(...)`` elsewhere). The drawings are
 deterministic and need no files, so they also work in Colab.
 
 Shapes use the legend of the notation page: B batch, T target (query) length, S source (key)
 length, D = d_model, h heads, d_k = D / h, V vocabulary size.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 # Colours close to the paper's figures.
@@ -22,7 +22,8 @@ WIDTH = 2.6  # width of the boxes in the full model
 
 def _canvas(size, xlim, ylim):
     """An empty figure whose single axes spans it, in data units with equal aspect."""
-    fig = Figure(figsize=size)
+    fig = plt.figure(figsize=size)
+    plt.close(fig)  # returned, not left open: a notebook shows it once, as the cell's result
     ax = fig.add_axes([0, 0, 1, 1])
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
@@ -51,8 +52,8 @@ def _stacked(ax, x, y, w, h, label, color, copies=3, step=0.12, fontsize=9):
 def _arrow(ax, *points, head=True):
     """A line through ``points`` with an arrow head at the last one (none if ``head=False``)."""
     xs, ys = zip(*points)
-    if len(points) > 2 or not head:
-        end = len(points) if not head else -1
+    end = len(points) - 1 if head else len(points)  # the last segment is the arrow patch
+    if end > 1:
         ax.plot(xs[:end], ys[:end], color="black", lw=1.1, zorder=2, solid_capstyle="butt")
     if head:
         ax.add_patch(FancyArrowPatch(points[-2], points[-1], arrowstyle="-|>", mutation_scale=11,
