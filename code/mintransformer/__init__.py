@@ -24,6 +24,8 @@ from .positional import PositionalEmbedding, positional_encoding
 from .source import show_source
 from .training import MaskedLoss, TransformerSchedule, masked_accuracy, masked_loss
 
+from . import data, diagrams, plotting, recipes  # noqa: E402  (submodules: mt.plotting, ...)
+
 __version__ = "0.1.0"
 
 __all__ = [
