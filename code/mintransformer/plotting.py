@@ -26,9 +26,9 @@ def plot_matrix(matrix, ax=None, row_labels=None, col_labels=None, title=None, x
         ax.set_yticks(range(len(row_labels)), labels=row_labels)
     if col_labels is not None:
         ax.set_xticks(range(len(col_labels)), labels=col_labels, rotation=90 if
-                      max(len(str(c)) for c in col_labels) > 3 else 0)
+                      max(len(str(c)) for c in col_labels) > 5 else 0)
     if annotate:
-        lo, hi = np.nanmin(shown), np.nanmax(shown)
+        lo, hi = image.norm.vmin, image.norm.vmax  # the colour scale actually drawn
         middle = (lo + hi) / 2
         for (i, j), value in np.ndenumerate(matrix):
             text = str(value) if matrix.dtype == bool else format(value, fmt)
