@@ -61,6 +61,12 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=Fals
             f"Queries and keys must have the same depth d_k, but q has shape {q_shape} "
             f"(d_k={q_shape[-1]}) and k has shape {k_shape} (d_k={k_shape[-1]})."
         )
+    v_shape = _static_shape(v)
+    if k_shape[-2] is not None and v_shape[-2] is not None and k_shape[-2] != v_shape[-2]:
+        raise ValueError(
+            f"Keys and values must cover the same S positions, but k has shape {k_shape} "
+            f"(S={k_shape[-2]}) and v has shape {v_shape} (S={v_shape[-2]})."
+        )
     d_k = ops.cast(ops.shape(q)[-1], "float32")
     # 1. Similarity of every query with every key, scaled so its variance stays ~1.
     logits = ops.matmul(q, ops.swapaxes(k, -1, -2))  # (..., T, S)

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from ._util import build_once
 from .encoder import residual
 from .feedforward import FeedForward
 from .layernorm import LayerNormalization
@@ -40,11 +41,11 @@ class DecoderLayer(keras.layers.Layer):
         self.residual_dropout = keras.layers.Dropout(dropout)
 
     def build(self, x_shape, context_shape):
-        self.self_attention.build(x_shape, x_shape, x_shape)
-        self.cross_attention.build(x_shape, context_shape, context_shape)
-        self.ffn.build(x_shape)
+        build_once(self.self_attention, x_shape, x_shape, x_shape)
+        build_once(self.cross_attention, x_shape, context_shape, context_shape)
+        build_once(self.ffn, x_shape)
         for norm in (self.norm1, self.norm2, self.norm3):
-            norm.build(x_shape)
+            build_once(norm, x_shape)
 
     def call(self, x, context, self_mask=None, cross_mask=None, training=False,
              return_attention_scores=False):
@@ -131,9 +132,9 @@ class Decoder(keras.layers.Layer):
 
     def build(self, x_shape, context_shape):
         for layer in self.stack:
-            layer.build(x_shape, context_shape)
+            build_once(layer, x_shape, context_shape)
         if self.final_norm is not None:
-            self.final_norm.build(x_shape)
+            build_once(self.final_norm, x_shape)
 
     def call(self, x, context, self_mask=None, cross_mask=None, training=False,
              return_attention_scores=False):

@@ -2,6 +2,7 @@
 
 import keras
 
+from ._util import build_once
 from .feedforward import FeedForward
 from .layernorm import LayerNormalization
 from .multihead import MultiHeadAttention
@@ -45,10 +46,10 @@ class EncoderLayer(keras.layers.Layer):
         self.residual_dropout = keras.layers.Dropout(dropout)
 
     def build(self, input_shape):
-        self.self_attention.build(input_shape, input_shape, input_shape)
-        self.ffn.build(input_shape)
-        self.norm1.build(input_shape)
-        self.norm2.build(input_shape)
+        build_once(self.self_attention, input_shape, input_shape, input_shape)
+        build_once(self.ffn, input_shape)
+        build_once(self.norm1, input_shape)
+        build_once(self.norm2, input_shape)
 
     def call(self, x, mask=None, training=False, return_attention_scores=False):
         # 1. Every position attends to every (non-pad) position of the same sequence.
@@ -101,9 +102,9 @@ class Encoder(keras.layers.Layer):
 
     def build(self, input_shape):
         for layer in self.stack:
-            layer.build(input_shape)
+            build_once(layer, input_shape)
         if self.final_norm is not None:
-            self.final_norm.build(input_shape)
+            build_once(self.final_norm, input_shape)
 
     def call(self, x, mask=None, training=False, return_attention_scores=False):
         all_weights = []

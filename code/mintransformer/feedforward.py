@@ -2,6 +2,8 @@
 
 import keras
 
+from ._util import build_once
+
 
 @keras.saving.register_keras_serializable(package="mintransformer")
 class FeedForward(keras.layers.Layer):
@@ -23,8 +25,8 @@ class FeedForward(keras.layers.Layer):
         self.outer = keras.layers.Dense(d_model, name="outer")
 
     def build(self, input_shape):
-        self.inner.build(input_shape)
-        self.outer.build(tuple(input_shape[:-1]) + (self.dff,))
+        build_once(self.inner, input_shape)
+        build_once(self.outer, tuple(input_shape[:-1]) + (self.dff,))
 
     def call(self, x, training=False):
         h = self.inner(x)  # (B, T, dff)

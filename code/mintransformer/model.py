@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from ._util import build_once
 from .decoder import Decoder
 from .encoder import Encoder
 from .masks import decoder_self_mask, padding_mask
@@ -67,12 +68,12 @@ class MinTransformer(keras.Model):
 
     def build(self, input_shape):
         source_shape, target_shape = (tuple(s) for s in input_shape)
-        self.source_embedding.build(source_shape)
-        self.target_embedding.build(target_shape)
-        self.encoder.build(source_shape + (self.d_model,))
-        self.decoder.build(target_shape + (self.d_model,), source_shape + (self.d_model,))
+        build_once(self.source_embedding, source_shape)
+        build_once(self.target_embedding, target_shape)
+        build_once(self.encoder, source_shape + (self.d_model,))
+        build_once(self.decoder, target_shape + (self.d_model,), source_shape + (self.d_model,))
         if self.final_layer is not None:
-            self.final_layer.build(target_shape + (self.d_model,))
+            build_once(self.final_layer, target_shape + (self.d_model,))
 
     def encode(self, source_tokens, training=False, return_attention_scores=False):
         """Source tokens (B, S) -> encoder output (B, S, D) [, per-layer weights]."""

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from ._util import build_once
 from .attention import scaled_dot_product_attention
 
 
@@ -82,10 +83,10 @@ class MultiHeadAttention(keras.layers.Layer):
     def build(self, query_shape, key_shape=None, value_shape=None):
         key_shape = query_shape if key_shape is None else key_shape
         value_shape = key_shape if value_shape is None else value_shape
-        self.wq.build(query_shape)
-        self.wk.build(key_shape)
-        self.wv.build(value_shape)
-        self.wo.build(tuple(query_shape[:-1]) + (self.d_model,))
+        build_once(self.wq, query_shape)
+        build_once(self.wk, key_shape)
+        build_once(self.wv, value_shape)
+        build_once(self.wo, tuple(query_shape[:-1]) + (self.d_model,))
 
     def project_key_value(self, key, value):
         """The heads' keys and values, (B, h, S, d_k) each: what a decoding cache stores."""

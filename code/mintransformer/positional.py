@@ -6,6 +6,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from ._util import build_once
+
 
 def positional_encoding(length, depth):
     """The paper's sinusoidal encoding, sines and cosines interleaved.
@@ -53,7 +55,7 @@ class PositionalEmbedding(keras.layers.Layer):
         self.encoding = positional_encoding(max_length, d_model)  # (max_length, D) constant
 
     def build(self, input_shape):
-        self.embedding.build(input_shape)
+        build_once(self.embedding, input_shape)
 
     def call(self, tokens):
         length = tokens.shape[1]
