@@ -55,5 +55,8 @@ def decoder_self_mask(target_tokens, pad_id=0):
     Returns:
         Boolean tensor of shape (B, 1, T, T).
     """
-    length = ops.shape(target_tokens)[1]
-    return ops.logical_and(causal_mask(length), padding_mask(target_tokens, pad_id))
+    # Positions 1..T counted from the tokens themselves (not from a length), so the mask
+    # can also be built on a symbolic keras.Input whose length is still unknown.
+    position = ops.cumsum(ops.ones_like(target_tokens, dtype="int32"), axis=1)  # (B, T)
+    causal = ops.greater_equal(position[:, :, None], position[:, None, :])  # (B, T, T): j <= i
+    return ops.logical_and(causal[:, None], padding_mask(target_tokens, pad_id))  # (B, 1, T, T)

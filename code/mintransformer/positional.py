@@ -43,7 +43,9 @@ class PositionalEmbedding(keras.layers.Layer):
         max_length: longest sequence accepted; the encoding table has this many rows.
 
     Call:
-        tokens (B, T) integer ids -> (B, T, d_model).
+        tokens (B, T) integer ids -> (B, T, d_model). A T longer than ``max_length`` raises a
+        ValueError whenever T is known; inside a graph traced with unknown T, TensorFlow's
+        own shape error is all that can be raised.
     """
 
     def __init__(self, vocab_size, d_model, max_length, **kwargs):

@@ -1,0 +1,124 @@
+"""The Keras layer contract (tests/layer_contract.py), checked once for every layer."""
+
+import keras
+import mintransformer as mt
+import numpy as np
+import pytest
+from layer_contract import Features, Tokens, run_layer_contract
+
+D, H, DFF, N, V, MAX_LEN = 8, 2, 16, 2, 11, 20
+T, S = 5, 7
+
+# Parameters of the building blocks, counted from the architecture.
+MHA_PARAMS = 4 * (D * D + D)
+FFN_PARAMS = D * DFF + DFF + DFF * D + D
+LN_PARAMS = 2 * D
+ENC_LAYER_PARAMS = MHA_PARAMS + FFN_PARAMS + 2 * LN_PARAMS
+DEC_LAYER_PARAMS = 2 * MHA_PARAMS + FFN_PARAMS + 3 * LN_PARAMS
+
+
+def source_mask(tokens):
+    return mt.padding_mask(tokens)  # works on symbolic tokens as well
+
+
+# name: (factory, call_args_fn, inputs, weight tensors, parameters, output width)
+CASES = {
+    "MultiHeadAttention/self": (
+        lambda: mt.MultiHeadAttention(D, H),
+        lambda layer, t: layer(t[0], t[0], t[0]),
+        [Features(D, T)], 8, MHA_PARAMS, D),
+    "MultiHeadAttention/cross+mask+scores": (
+        lambda: mt.MultiHeadAttention(D, H, dropout=0.1),
+        lambda layer, t: layer(t[0], t[1], t[1], mask=source_mask(t[2]),
+                               return_attention_scores=True),
+        [Features(D, T), Features(D, S), Tokens(V, S)], 8, MHA_PARAMS, D),
+    "PositionalEmbedding": (
+        lambda: mt.PositionalEmbedding(V, D, MAX_LEN),
+        lambda layer, t: layer(t[0]),
+        [Tokens(V, T)], 1, V * D, D),
+    "LayerNormalization": (
+        lambda: mt.LayerNormalization(),
+        lambda layer, t: layer(t[0]),
+        [Features(D, T)], 2, LN_PARAMS, D),
+    "FeedForward": (
+        lambda: mt.FeedForward(D, DFF),
+        lambda layer, t: layer(t[0]),
+        [Features(D, T)], 4, FFN_PARAMS, D),
+    "EncoderLayer": (
+        lambda: mt.EncoderLayer(D, H, DFF),
+        lambda layer, t: layer(t[0], mask=source_mask(t[1])),
+        [Features(D, S), Tokens(V, S)], 16, ENC_LAYER_PARAMS, D),
+    "DecoderLayer": (
+        lambda: mt.DecoderLayer(D, H, DFF),
+        # (mt.decoder_self_mask cannot be built on symbolic tokens of unknown length: see
+        # test_masks.py::test_decoder_self_mask_on_symbolic_tokens_of_unknown_length.)
+        lambda layer, t: layer(t[0], t[1], self_mask=mt.padding_mask(t[2]),
+                               cross_mask=source_mask(t[3])),
+        [Features(D, T), Features(D, S), Tokens(V, T), Tokens(V, S)], 26, DEC_LAYER_PARAMS, D),
+    "Encoder": (
+        lambda: mt.Encoder(N, D, H, DFF),
+        lambda layer, t: layer(t[0], mask=source_mask(t[1]), return_attention_scores=True),
+        [Features(D, S), Tokens(V, S)], 16 * N, N * ENC_LAYER_PARAMS, D),
+    "Decoder": (
+        lambda: mt.Decoder(N, D, H, DFF),
+        lambda layer, t: layer(t[0], t[1], cross_mask=source_mask(t[2])),
+        [Features(D, T), Features(D, S), Tokens(V, S)], 26 * N, N * DEC_LAYER_PARAMS, D),
+    # One layer per stack keeps the whole model's symbolic tracing cheap; the stacks of two
+    # are covered above. Pre-norm (final norms) is covered here.
+    "MinTransformer/tied": (
+        lambda: mt.MinTransformer(1, D, H, DFF, V, V, MAX_LEN, share_embeddings=True),
+        lambda layer, t: layer((t[0], t[1])),
+        [Tokens(V, S), Tokens(V, T)], 1 + 16 + 26,
+        V * D + ENC_LAYER_PARAMS + DEC_LAYER_PARAMS, V),
+    "MinTransformer/untied+pre-norm": (
+        lambda: mt.MinTransformer(1, D, H, DFF, V, V + 2, MAX_LEN, norm_first=True),
+        lambda layer, t: layer((t[0], t[1])),
+        [Tokens(V, S), Tokens(V, T)], 2 + 16 + 26 + 2 * 2 + 2,
+        V * D + (V + 2) * D + ENC_LAYER_PARAMS + DEC_LAYER_PARAMS + 2 * LN_PARAMS
+        + D * (V + 2) + (V + 2), V + 2),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_layer_contract(case, tmp_path):
+    factory, call_args_fn, inputs, num_weights, num_params, width = CASES[case]
+    run_layer_contract(factory, call_args_fn, inputs=inputs, tmp_path=tmp_path,
+                       expected_num_weights=num_weights, expected_num_params=num_params,
+                       expected_output_last_dim=width,
+                       output_input=1 if case.startswith("MinTransformer") else 0)
+
+
+def test_every_public_layer_is_covered_by_the_contract():
+    layers = {name for name in mt.__all__
+              if isinstance(getattr(mt, name), type) and issubclass(getattr(mt, name),
+                                                                    keras.layers.Layer)}
+    covered = {case.split("/")[0] for case in CASES}
+    assert layers == covered
+
+
+@pytest.mark.parametrize("name", ["MultiHeadAttention", "PositionalEmbedding",
+                                  "LayerNormalization", "FeedForward", "EncoderLayer",
+                                  "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
+                                  "TransformerSchedule", "MaskedLoss", "masked_loss",
+                                  "masked_accuracy"])
+def test_registered_for_serialization(name):
+    assert keras.saving.get_registered_object(f"mintransformer>{name}") is getattr(mt, name)
+
+
+@pytest.mark.parametrize("overrides", [dict(share_embeddings=True), dict(norm_first=True)],
+                         ids=["tied", "pre-norm"])
+def test_subclassed_model_saves_and_loads_identically(overrides, tmp_path, rng):
+    model = mt.MinTransformer(1, D, H, DFF, V, V, MAX_LEN, **overrides)
+    source = rng.integers(1, V, size=(2, S))
+    target = rng.integers(1, V, size=(2, T))
+    source[1, -3:] = 0
+    expected = model((source, target))
+    model.save(tmp_path / "model.keras")
+    loaded = keras.saving.load_model(tmp_path / "model.keras")
+    assert type(loaded) is mt.MinTransformer
+    assert loaded.get_config() == model.get_config()
+    assert len(loaded.weights) == len(model.weights)
+    assert loaded.count_params() == model.count_params()
+    np.testing.assert_array_equal(loaded((source, target)), expected)
+    if overrides.get("share_embeddings"):
+        assert loaded.target_embedding is loaded.source_embedding
