@@ -61,6 +61,7 @@ def test_outputs_are_stored_in_order_and_clean(path):
 def test_chapter_standard(path):
     md = markdown(path)
     code = "\n".join("".join(c["source"]) for c in code_cells(path))
+    assert re.match(r"# [^\d\s]", md), "the chapter must open with '# Title' (unnumbered: the toc numbers it)"
     assert re.search(r"learning objectives", md, re.I), "no learning objectives"
     assert re.search(r"^#+ .*summary", md, re.I | re.M), "no summary section"
     assert re.search(r"\{admonition\}.*pitfall", md, re.I), "no pitfalls box"
