@@ -2,8 +2,9 @@
 
     python scripts/run_notebook.py chapters/02_attention.ipynb [more.ipynb ...]
 
-Before running, the first code cell is set to the canonical Colab install cell built from
-the repository URL in ``_config.yml`` (tests/test_book.py checks the same thing).
+Before running, the canonical Colab install cell, built from the repository URL in
+``_config.yml``, is put as the first code cell, after the opening markdown
+(tests/test_book.py checks the same thing).
 """
 
 import pathlib
@@ -38,11 +39,10 @@ def colab_cell_source(url=None):
 def run(path):
     path = pathlib.Path(path)
     nb = nbformat.read(path, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    if code and "google.colab" in code[0].source:
-        code[0].source = colab_cell_source()
-    else:
-        nb.cells.insert(0, nbformat.v4.new_code_cell(colab_cell_source()))
+    # The Colab cell is the first code cell, right after the opening markdown (title, objectives).
+    nb.cells = [c for c in nb.cells if not (c.cell_type == "code" and "google.colab" in c.source)]
+    first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+    nb.cells.insert(first_code, nbformat.v4.new_code_cell(colab_cell_source()))
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     start = time.perf_counter()
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
