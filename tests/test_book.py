@@ -39,6 +39,7 @@ def test_repository_url_is_a_github_url():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_first_code_cell_installs_the_package_in_colab_only(path):
+    assert cells(path)[0]["cell_type"] == "markdown", "the chapter must open with its title"
     first = "".join(code_cells(path)[0]["source"])
     assert first == colab_cell_source(), (
         f"{path.name}: the first code cell must be the Colab install cell for "
