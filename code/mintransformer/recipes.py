@@ -15,16 +15,22 @@ from .model import MinTransformer
 from .training import MaskedLoss, TransformerSchedule, masked_accuracy
 
 # Small enough to train on a CPU in minutes; tied embeddings (one shared character vocabulary).
+# Chapter 8 trains both with ``compile_model`` and ``model.fit`` for ``epochs`` epochs of
+# ``batch_size`` examples; the settings were chosen by trying, for exact test answers in few steps.
+# Reversal has no dropout: without it the attention learns to land on one source position much
+# sooner (with 0.1 it was still at 96% exact match after 1,500 steps); d_model 128 (rather than
+# 64) and a long warm-up keep the learning rate below ~7e-4, where the dropout-free model trains
+# without the loss spikes seen at higher rates. Dates keep the paper's dropout of 0.1.
 TASKS = {
     "reversal": dict(
-        alphabet=data.REVERSAL_ALPHABET, pairs=lambda: data.reversal_pairs(6000, seed=0),
-        model=dict(num_layers=2, d_model=64, num_heads=4, dff=256, max_length=32, dropout=0.1),
-        output_length=14, warmup_steps=200,
+        alphabet=data.REVERSAL_ALPHABET, pairs=lambda: data.reversal_pairs(20000, seed=0),
+        model=dict(num_layers=2, d_model=128, num_heads=8, dff=256, max_length=32, dropout=0.0),
+        output_length=14, warmup_steps=3000, epochs=5, batch_size=64,
     ),
     "dates": dict(
-        alphabet=data.DATE_ALPHABET, pairs=lambda: data.date_pairs(20000, seed=0),
+        alphabet=data.DATE_ALPHABET, pairs=lambda: data.date_pairs(16000, seed=0),
         model=dict(num_layers=2, d_model=64, num_heads=4, dff=256, max_length=32, dropout=0.1),
-        output_length=12, warmup_steps=400,
+        output_length=12, warmup_steps=400, epochs=8, batch_size=64,
     ),
 }
 
