@@ -1,10 +1,13 @@
 """mintransformer: the Transformer of "Attention Is All You Need" in Keras 3, one concept per module."""
 
 import os
+import warnings
 
 from ._quiet import quiet_stderr
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow: errors only
+# Keras 3.13 (Colab) probes ``hasattr(np, "object")``, which makes NumPy 2 warn on every import.
+warnings.filterwarnings("ignore", message="In the future `np.object` will be defined", category=FutureWarning)
 with quiet_stderr():
     import keras  # noqa: F401  (imports TensorFlow, which logs its start-up to fd 2)
     import tensorflow as _tf

@@ -1,0 +1,41 @@
+"""mintransformer: the Transformer of "Attention Is All You Need" in Keras 3, one concept per module."""
+
+import os
+import warnings
+
+from ._quiet import quiet_stderr
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow: errors only
+# Keras 3.13 (Colab) probes ``hasattr(np, "object")``, which makes NumPy 2 warn on every import.
+warnings.filterwarnings("ignore", message="In the future `np.object` will be defined", category=FutureWarning)
+with quiet_stderr():
+    import keras  # noqa: F401  (imports TensorFlow, which logs its start-up to fd 2)
+    import tensorflow as _tf
+
+    _tf.constant(0.0)  # start the eager runtime now, while its log lines are discarded
+
+from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
+from .decoder import Decoder, DecoderLayer
+from .decoding import beam_search, greedy_decode, length_penalty
+from .encoder import Encoder, EncoderLayer
+from .feedforward import FeedForward
+from .layernorm import LayerNormalization
+from .masks import causal_mask, decoder_self_mask, padding_mask
+from .model import MinTransformer
+from .multihead import MultiHeadAttention, merge_heads, split_heads
+from .positional import PositionalEmbedding, positional_encoding
+from .source import show_source
+from .training import MaskedLoss, TransformerSchedule, masked_accuracy, masked_loss
+
+from . import data, diagrams, plotting, recipes  # noqa: E402  (submodules: mt.plotting, ...)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MASK_FILL_VALUE", "scaled_dot_product_attention", "split_heads", "merge_heads",
+    "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
+    "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
+    "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
+    "masked_accuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
+    "length_penalty",
+]

@@ -1,0 +1,89 @@
+"""Scaled dot-product attention (paper section 3.2.1, equation 1)."""
+
+import warnings
+
+import numpy as np
+from keras import ops
+
+# The value masked logits are replaced with before the softmax. It is the most
+# negative finite float16 (-65504), so it stays finite in float16, bfloat16 and
+# float32. The sources' `-1e9` rounds to -inf in float16, and a row of -inf gives
+# NaN after the softmax's max-subtraction (-inf - -inf).
+MASK_FILL_VALUE = float(np.finfo(np.float16).min)
+
+
+def _static_shape(x):
+    shape = getattr(x, "shape", None)
+    return None if shape is None else tuple(shape)
+
+
+def check_mask_broadcasts(mask_shape, logits_shape):
+    """Raise a ValueError unless a mask of ``mask_shape`` broadcasts to ``logits_shape``.
+
+    Dimensions that are unknown (None) while tracing are not checked.
+    """
+    mask_shape, logits_shape = tuple(mask_shape), tuple(logits_shape)
+    ok = len(mask_shape) <= len(logits_shape)
+    if ok:
+        for m, l in zip(reversed(mask_shape), reversed(logits_shape)):
+            if m is not None and l is not None and m not in (1, l):
+                ok = False
+                break
+    if not ok:
+        raise ValueError(
+            f"The mask of shape {mask_shape} does not broadcast to the attention "
+            f"logits of shape {logits_shape} (batch, heads, queries T, keys S). "
+            "Build masks with `padding_mask` (B, 1, 1, S) or `causal_mask` (T, T)."
+        )
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=False):
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, with an optional mask.
+
+    Args:
+        q: queries, shape (..., T, d_k).
+        k: keys, shape (..., S, d_k).
+        v: values, shape (..., S, d_v).
+        mask: optional boolean tensor broadcastable to (..., T, S);
+            ``True`` = may attend. Masked keys get exactly zero weight; a query whose
+            keys are all masked gets all-zero weights and a zero output, never NaN.
+        dropout: optional Keras ``Dropout`` layer applied to the weights before they
+            average the values (the returned weights are those before dropout).
+        training: passed to ``dropout``.
+
+    Returns:
+        ``(output, weights)``: output (..., T, d_v), weights (..., T, S).
+        The softmax is computed in float32 and cast back to the dtype of ``v``.
+    """
+    q_shape, k_shape = _static_shape(q), _static_shape(k)
+    if q_shape[-1] is not None and k_shape[-1] is not None and q_shape[-1] != k_shape[-1]:
+        raise ValueError(
+            f"Queries and keys must have the same depth d_k, but q has shape {q_shape} "
+            f"(d_k={q_shape[-1]}) and k has shape {k_shape} (d_k={k_shape[-1]})."
+        )
+    v_shape = _static_shape(v)
+    if k_shape[-2] is not None and v_shape[-2] is not None and k_shape[-2] != v_shape[-2]:
+        raise ValueError(
+            f"Keys and values must cover the same S positions, but k has shape {k_shape} "
+            f"(S={k_shape[-2]}) and v has shape {v_shape} (S={v_shape[-2]})."
+        )
+    d_k = ops.cast(ops.shape(q)[-1], "float32")
+    # 1. Similarity of every query with every key, scaled so its variance stays ~1.
+    logits = ops.matmul(q, ops.swapaxes(k, -1, -2))  # (..., T, S)
+    logits = ops.cast(logits, "float32") / ops.sqrt(d_k)
+    if mask is not None:
+        check_mask_broadcasts(_static_shape(mask), _static_shape(logits))
+        mask = ops.cast(mask, "bool")
+        logits = ops.where(mask, logits, MASK_FILL_VALUE)
+    # 2. Each query's weights over the keys sum to 1.
+    with warnings.catch_warnings():  # one key (S = 1) is legitimate: the first decoding step
+        warnings.filterwarnings("ignore", message="You are using a softmax over axis")
+        weights = ops.softmax(logits, axis=-1)  # (..., T, S)
+    if mask is not None:
+        # Exactly zero for masked keys, also in rows where every key is masked.
+        weights = ops.where(mask, weights, 0.0)
+    weights = ops.cast(weights, v.dtype)
+    dropped = weights if dropout is None else dropout(weights, training=training)
+    # 3. Each output is the weighted average of the values.
+    output = ops.matmul(dropped, v)  # (..., T, d_v)
+    return output, weights

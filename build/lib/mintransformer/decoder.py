@@ -1,0 +1,184 @@
+"""The decoder layer and the decoder stack (paper section 3.1, Figure 1 right)."""
+
+import keras
+from keras import ops
+
+from ._util import build_once
+from .encoder import residual
+from .feedforward import FeedForward
+from .layernorm import LayerNormalization
+from .multihead import MultiHeadAttention
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class DecoderLayer(keras.layers.Layer):
+    """Masked self-attention, encoder-decoder (cross) attention, then a feed-forward network.
+
+    Each sub-layer is wrapped in residual + layer norm. In cross-attention the queries
+    come from the decoder and the keys and values from the encoder output ``context``.
+
+    Args:
+        d_model, num_heads, dff: widths, as in the paper.
+        dropout: residual dropout rate (and inside attention and the FFN).
+        norm_first: False = the paper's post-norm; True = pre-norm.
+
+    Call:
+        x (B, T, D), context (B, S, D), self_mask broadcastable to (B, h, T, T)
+        (look-ahead AND target padding), cross_mask broadcastable to (B, h, T, S)
+        (source padding) -> (B, T, D) [, (self weights (B, h, T, T), cross weights (B, h, T, S))].
+    """
+
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
+        super().__init__(**kwargs)
+        self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
+        self.dropout, self.norm_first = dropout, norm_first
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, name="self_attention")
+        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, name="cross_attention")
+        self.ffn = FeedForward(d_model, dff, dropout, name="ffn")
+        self.norm1 = LayerNormalization(name="norm1")
+        self.norm2 = LayerNormalization(name="norm2")
+        self.norm3 = LayerNormalization(name="norm3")
+        self.residual_dropout = keras.layers.Dropout(dropout)
+
+    def build(self, x_shape, context_shape):
+        build_once(self.self_attention, x_shape, x_shape, x_shape)
+        build_once(self.cross_attention, x_shape, context_shape, context_shape)
+        build_once(self.ffn, x_shape)
+        for norm in (self.norm1, self.norm2, self.norm3):
+            build_once(norm, x_shape)
+
+    def call(self, x, context, self_mask=None, cross_mask=None, training=False,
+             return_attention_scores=False):
+        # 1. Masked self-attention: position t sees target positions <= t only.
+        h = self.norm1(x) if self.norm_first else x
+        y, self_weights = self.self_attention(
+            h, h, h, mask=self_mask, training=training, return_attention_scores=True
+        )  # (B, T, D), (B, h, T, T)
+        x = residual(x, y, self.norm1, self.residual_dropout, self.norm_first, training)
+        # 2. Cross-attention: decoder queries, encoder keys and values.
+        h = self.norm2(x) if self.norm_first else x
+        y, cross_weights = self.cross_attention(
+            h, context, context, mask=cross_mask, training=training, return_attention_scores=True
+        )  # (B, T, D), (B, h, T, S)
+        x = residual(x, y, self.norm2, self.residual_dropout, self.norm_first, training)
+        # 3. Position-wise feed-forward network.
+        h = self.norm3(x) if self.norm_first else x
+        y = self.ffn(h, training=training)
+        x = residual(x, y, self.norm3, self.residual_dropout, self.norm_first, training)
+        return (x, (self_weights, cross_weights)) if return_attention_scores else x
+
+    def step(self, x, cache, position, cross_mask=None):
+        """Decode one new position with a key/value cache (same result as ``call``).
+
+        Args:
+            x: the new position's input, (B, 1, D).
+            cache: dict with this layer's self-attention ``keys``/``values`` buffers
+                (B, h, L, d_k) holding positions < ``position``, and the cross-attention
+                ``cross_keys``/``cross_values`` (B, h, S, d_k), computed once per source.
+            position: index of the new position (scalar).
+            cross_mask: source padding mask, broadcastable to (B, h, 1, S).
+
+        Returns:
+            ``(output (B, 1, D), new cache)``: the new keys/values written at ``position``.
+        """
+        # 1. Self-attention: project only the new position, append it to the cache.
+        h = self.norm1(x) if self.norm_first else x
+        k_new, v_new = self.self_attention.project_key_value(h, h)  # (B, h, 1, d_k) each
+        slots = ops.arange(ops.shape(cache["keys"])[2])  # (L,)
+        write = ops.equal(slots, position)[:, None]  # (L, 1): the slot of this position
+        keys = ops.where(write, k_new, cache["keys"])  # (B, h, L, d_k)
+        values = ops.where(write, v_new, cache["values"])  # (B, h, L, d_k)
+        seen = ops.less_equal(slots, position)[None, :]  # (1, L): positions <= current
+        y, _ = self.self_attention.attend(h, keys, values, mask=seen)
+        x = residual(x, y, self.norm1, self.residual_dropout, self.norm_first)
+        # 2. Cross-attention over the cached encoder keys/values.
+        h = self.norm2(x) if self.norm_first else x
+        y, _ = self.cross_attention.attend(h, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
+        x = residual(x, y, self.norm2, self.residual_dropout, self.norm_first)
+        # 3. Feed-forward network.
+        h = self.norm3(x) if self.norm_first else x
+        x = residual(x, self.ffn(h), self.norm3, self.residual_dropout, self.norm_first)
+        return x, dict(cache, keys=keys, values=values)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            d_model=self.d_model, num_heads=self.num_heads, dff=self.dff,
+            dropout=self.dropout, norm_first=self.norm_first,
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class Decoder(keras.layers.Layer):
+    """A stack of ``num_layers`` decoder layers over embedded targets.
+
+    With ``norm_first=True`` a final layer norm closes the stack.
+
+    Call:
+        x (B, T, D), context (B, S, D), self_mask, cross_mask -> (B, T, D)
+        [, list of num_layers (self weights, cross weights)].
+    """
+
+    def __init__(self, num_layers, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
+        super().__init__(**kwargs)
+        self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
+        self.dropout, self.norm_first = dropout, norm_first
+        self.stack = [
+            DecoderLayer(d_model, num_heads, dff, dropout, norm_first, name=f"layer_{i}")
+            for i in range(num_layers)
+        ]
+        self.final_norm = LayerNormalization(name="final_norm") if norm_first else None
+
+    def build(self, x_shape, context_shape):
+        for layer in self.stack:
+            build_once(layer, x_shape, context_shape)
+        if self.final_norm is not None:
+            build_once(self.final_norm, x_shape)
+
+    def call(self, x, context, self_mask=None, cross_mask=None, training=False,
+             return_attention_scores=False):
+        all_weights = []
+        for layer in self.stack:
+            x, weights = layer(
+                x, context, self_mask=self_mask, cross_mask=cross_mask, training=training,
+                return_attention_scores=True,
+            )
+            all_weights.append(weights)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return (x, all_weights) if return_attention_scores else x
+
+    def start_cache(self, context, max_length):
+        """Per-layer caches for decoding up to ``max_length`` positions against ``context`` (B, S, D).
+
+        Cross-attention keys and values depend only on the source, so they are computed here,
+        once; self-attention buffers start as zeros and fill one position per step.
+        """
+        caches = []
+        for layer in self.stack:
+            cross_keys, cross_values = layer.cross_attention.project_key_value(context, context)
+            empty = ops.zeros(
+                (ops.shape(context)[0], self.num_heads, max_length, self.d_model // self.num_heads),
+                dtype=cross_keys.dtype,
+            )  # (B, h, L, d_k)
+            caches.append(dict(keys=empty, values=empty, cross_keys=cross_keys, cross_values=cross_values))
+        return caches
+
+    def step(self, x, caches, position, cross_mask=None):
+        """One decoding step through every layer: x (B, 1, D) -> (B, 1, D), updated caches."""
+        new_caches = []
+        for layer, cache in zip(self.stack, caches):
+            x, cache = layer.step(x, cache, position, cross_mask=cross_mask)
+            new_caches.append(cache)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return x, new_caches
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_layers=self.num_layers, d_model=self.d_model, num_heads=self.num_heads,
+            dff=self.dff, dropout=self.dropout, norm_first=self.norm_first,
+        )
+        return config

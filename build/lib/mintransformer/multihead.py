@@ -1,0 +1,125 @@
+"""Multi-head attention (paper section 3.2.2) and the head split/merge reshapes."""
+
+import keras
+from keras import ops
+
+from ._util import build_once
+from .attention import scaled_dot_product_attention
+
+
+def split_heads(x, num_heads):
+    """Split the feature axis into heads: (B, T, D) -> (B, h, T, D/h).
+
+    Head i gets features [i * d_k, (i + 1) * d_k) of each position.
+
+    Args:
+        x: tensor of shape (B, T, D), D divisible by ``num_heads``.
+        num_heads: h.
+
+    Returns:
+        Tensor of shape (B, h, T, d_k) with d_k = D / h.
+    """
+    depth = x.shape[-1]
+    if depth is not None and depth % num_heads:
+        raise ValueError(
+            f"Cannot split a feature axis of size {depth} into num_heads={num_heads} "
+            "equal heads: it is not divisible."
+        )
+    batch, length = ops.shape(x)[0], ops.shape(x)[1]
+    x = ops.reshape(x, (batch, length, num_heads, depth // num_heads))  # (B, T, h, d_k)
+    return ops.transpose(x, (0, 2, 1, 3))  # (B, h, T, d_k)
+
+
+def merge_heads(x):
+    """Concatenate the heads again, the exact inverse of ``split_heads``.
+
+    Args:
+        x: tensor of shape (B, h, T, d_k).
+
+    Returns:
+        Tensor of shape (B, T, h * d_k).
+    """
+    num_heads, d_k = x.shape[1], x.shape[-1]
+    x = ops.transpose(x, (0, 2, 1, 3))  # (B, T, h, d_k)
+    batch, length = ops.shape(x)[0], ops.shape(x)[1]
+    return ops.reshape(x, (batch, length, num_heads * d_k))  # (B, T, D)
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class MultiHeadAttention(keras.layers.Layer):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+
+    The h per-head projections of width d_k = d_model / h are computed together by one
+    ``Dense(d_model)`` each (``wq``, ``wk``, ``wv``) and split afterwards, so the layer
+    has as many parameters as one full-width head. Keras's ``MultiHeadAttention`` with
+    ``key_dim=d_model // num_heads`` is the same layer.
+
+    Args:
+        d_model: width of inputs and outputs.
+        num_heads: h; must divide ``d_model``.
+        dropout: dropout rate on the attention weights.
+    """
+
+    def __init__(self, d_model, num_heads, dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        # Masks are explicit `mask=` arguments, never Keras's implicit masks: declaring
+        # support (and computing none) stops Keras from warning that it drops them.
+        self.supports_masking = True
+        if d_model % num_heads:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by num_heads={num_heads}: "
+                f"each head needs d_k = d_model / num_heads features."
+            )
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.dropout = dropout
+        self.wq = keras.layers.Dense(d_model, name="wq")
+        self.wk = keras.layers.Dense(d_model, name="wk")
+        self.wv = keras.layers.Dense(d_model, name="wv")
+        self.wo = keras.layers.Dense(d_model, name="wo")
+        self.attention_dropout = keras.layers.Dropout(dropout)
+
+    def build(self, query_shape, key_shape=None, value_shape=None):
+        key_shape = query_shape if key_shape is None else key_shape
+        value_shape = key_shape if value_shape is None else value_shape
+        build_once(self.wq, query_shape)
+        build_once(self.wk, key_shape)
+        build_once(self.wv, value_shape)
+        build_once(self.wo, tuple(query_shape[:-1]) + (self.d_model,))
+
+    def project_key_value(self, key, value):
+        """The heads' keys and values, (B, h, S, d_k) each: what a decoding cache stores."""
+        k = split_heads(self.wk(key), self.num_heads)  # (B, h, S, d_k)
+        v = split_heads(self.wv(value), self.num_heads)  # (B, h, S, d_k)
+        return k, v
+
+    def attend(self, query, k, v, mask=None, training=False):
+        """Attention of ``query`` (B, T, D) over projected keys/values (B, h, S, d_k)."""
+        q = split_heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
+        heads, weights = scaled_dot_product_attention(
+            q, k, v, mask=mask, dropout=self.attention_dropout, training=training
+        )  # (B, h, T, d_k), (B, h, T, S)
+        return self.wo(merge_heads(heads)), weights  # (B, T, D)
+
+    def call(self, query, key, value, mask=None, training=False, return_attention_scores=False):
+        """Attend from ``query`` (B, T, D) to ``key``/``value`` (B, S, D).
+
+        Args:
+            mask: boolean, broadcastable to (B, h, T, S); ``True`` = may attend.
+            return_attention_scores: also return the weights, shape (B, h, T, S).
+
+        Returns:
+            Output (B, T, D), or ``(output, weights)``.
+        """
+        k, v = self.project_key_value(key, value)
+        output, weights = self.attend(query, k, v, mask=mask, training=training)
+        return (output, weights) if return_attention_scores else output
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(d_model=self.d_model, num_heads=self.num_heads, dropout=self.dropout)
+        return config

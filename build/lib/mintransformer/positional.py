@@ -1,0 +1,85 @@
+"""Sinusoidal positional encoding and the scaled token embedding (paper sections 3.4-3.5)."""
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+from ._util import build_once
+
+
+def positional_encoding(length, depth):
+    """The paper's sinusoidal encoding, sines and cosines interleaved.
+
+    PE(pos, 2i)   = sin(pos / 10000^(2i / depth))
+    PE(pos, 2i+1) = cos(pos / 10000^(2i / depth))
+
+    Args:
+        length: number of positions.
+        depth: d_model (an even number).
+
+    Returns:
+        float32 NumPy array of shape (length, depth).
+    """
+    if depth % 2:
+        raise ValueError(f"depth={depth} must be even: features come in sin/cos pairs.")
+    pos = np.arange(length, dtype=np.float64)[:, None]  # (length, 1)
+    two_i = np.arange(0, depth, 2, dtype=np.float64)[None, :]  # (1, depth/2)
+    angles = pos / np.power(10000.0, two_i / depth)  # (length, depth/2)
+    pe = np.empty((length, depth), dtype=np.float64)
+    pe[:, 0::2] = np.sin(angles)  # even features
+    pe[:, 1::2] = np.cos(angles)  # odd features
+    return pe.astype(np.float32)
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class PositionalEmbedding(keras.layers.Layer):
+    """Token embedding scaled by sqrt(d_model), plus the positional encoding.
+
+    Args:
+        vocab_size: number of token ids.
+        d_model: embedding width.
+        max_length: longest sequence accepted; the encoding table has this many rows.
+
+    Call:
+        tokens (B, T) integer ids -> (B, T, d_model). A T longer than ``max_length`` raises a
+        ValueError whenever T is known; inside a graph traced with unknown T, TensorFlow's
+        own shape error is all that can be raised.
+    """
+
+    def __init__(self, vocab_size, d_model, max_length, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.d_model = d_model
+        self.max_length = max_length
+        self.embedding = keras.layers.Embedding(vocab_size, d_model, name="token_embedding")
+        self.encoding = positional_encoding(max_length, d_model)  # (max_length, D) constant
+
+    def build(self, input_shape):
+        build_once(self.embedding, input_shape)
+
+    def call(self, tokens):
+        length = tokens.shape[1]
+        if length is not None and length > self.max_length:
+            raise ValueError(
+                f"Sequence length {length} is longer than max_length={self.max_length} "
+                f"of {self.name}; build the model with a larger max_length."
+            )
+        x = self.embedding(tokens)  # (B, T, D)
+        # Scaling keeps embeddings (initialised small) from being drowned by the
+        # encoding's +-1 values; with tied weights it also matches the output layer.
+        x = x * ops.cast(math.sqrt(self.d_model), x.dtype)
+        pe = ops.cast(self.encoding, x.dtype)[: ops.shape(tokens)[1]]  # (T, D)
+        return x + pe[None]  # (B, T, D)
+
+    def embed_step(self, tokens, position):
+        """Embed tokens (B, 1) standing at ``position`` (a scalar), for cached decoding."""
+        x = self.embedding(tokens) * ops.cast(math.sqrt(self.d_model), self.compute_dtype)
+        pe = ops.take(ops.cast(self.encoding, x.dtype), position, axis=0)  # (D,)
+        return x + pe  # (B, 1, D)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocab_size=self.vocab_size, d_model=self.d_model, max_length=self.max_length)
+        return config

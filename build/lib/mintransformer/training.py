@@ -1,0 +1,91 @@
+"""Training pieces: the paper's learning-rate schedule (section 5.3), loss and accuracy."""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """lrate = d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)  (paper equation 3).
+
+    Linear warm-up for ``warmup_steps`` steps, then decay with 1/sqrt(step). The peak,
+    at ``step = warmup_steps``, is (d_model * warmup_steps)^-0.5. Keras counts
+    optimizer steps from 0, the paper from 1; step 0 is treated as step 1 so the
+    first update neither divides by zero nor gets a learning rate of 0.
+
+    Args:
+        d_model: model width.
+        warmup_steps: length of the warm-up.
+    """
+
+    def __init__(self, d_model, warmup_steps=4000):
+        self.d_model = d_model
+        self.warmup_steps = warmup_steps
+
+    def __call__(self, step):
+        step = ops.maximum(ops.cast(step, "float32"), 1.0)
+        warmup = ops.cast(self.warmup_steps, "float32")
+        rate = ops.minimum(ops.rsqrt(step), step * warmup**-1.5)
+        return ops.rsqrt(ops.cast(self.d_model, "float32")) * rate
+
+    def get_config(self):
+        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps}
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+def masked_loss(y_true, y_pred, label_smoothing=0.0, pad_id=0):
+    """Cross-entropy from logits, averaged over the non-pad target tokens only.
+
+    Label smoothing is Keras's: the one-hot target becomes
+    (1 - label_smoothing) * one_hot + label_smoothing / V (paper section 5.4 uses 0.1).
+
+    Args:
+        y_true: target ids (B, T).
+        y_pred: logits (B, T, V).
+
+    Returns:
+        A scalar: sum of per-token losses over non-pad tokens / number of non-pad tokens.
+    """
+    y_pred = ops.cast(y_pred, "float32")
+    one_hot = ops.one_hot(ops.cast(y_true, "int32"), ops.shape(y_pred)[-1])  # (B, T, V)
+    per_token = keras.losses.categorical_crossentropy(
+        one_hot, y_pred, from_logits=True, label_smoothing=label_smoothing
+    )  # (B, T)
+    keep = ops.cast(ops.not_equal(y_true, pad_id), "float32")  # (B, T)
+    return ops.sum(per_token * keep) / ops.maximum(ops.sum(keep), 1.0)
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+def masked_accuracy(y_true, y_pred, pad_id=0):
+    """Fraction of non-pad target tokens whose arg-max prediction is right.
+
+    Args:
+        y_true: target ids (B, T).
+        y_pred: logits or probabilities (B, T, V).
+    """
+    predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")  # (B, T)
+    y_true = ops.cast(y_true, "int32")
+    keep = ops.not_equal(y_true, pad_id)
+    hits = ops.logical_and(ops.equal(predicted, y_true), keep)
+    return ops.sum(ops.cast(hits, "float32")) / ops.maximum(ops.sum(ops.cast(keep, "float32")), 1.0)
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class MaskedLoss(keras.losses.Loss):
+    """``masked_loss`` with its options bound, for ``model.compile(loss=MaskedLoss(0.1))``.
+
+    Args:
+        label_smoothing: epsilon_ls (the paper uses 0.1).
+        pad_id: the padding token id.
+    """
+
+    def __init__(self, label_smoothing=0.0, pad_id=0, name="masked_loss", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.label_smoothing = label_smoothing
+        self.pad_id = pad_id
+
+    def call(self, y_true, y_pred):
+        return masked_loss(y_true, y_pred, self.label_smoothing, self.pad_id)
+
+    def get_config(self):
+        return {"label_smoothing": self.label_smoothing, "pad_id": self.pad_id, "name": self.name}
