@@ -25,7 +25,7 @@ def test_compile_model_is_the_papers_set_up():
     model = recipes.compile_model(recipes.build_model("dates", tokenizer), warmup_steps=123)
     optimizer = model.optimizer
     assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (0.9, 0.98, 1e-9)
-    schedule = optimizer.learning_rate if callable(optimizer.learning_rate) else optimizer._learning_rate
+    schedule = keras.optimizers.schedules.deserialize(optimizer.get_config()["learning_rate"])
     assert isinstance(schedule, mt.TransformerSchedule)
     assert (schedule.d_model, schedule.warmup_steps) == (model.d_model, 123)
     assert model.loss.label_smoothing == 0.1 and model.loss.pad_id == tokenizer.pad_id
