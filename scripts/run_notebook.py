@@ -1,6 +1,10 @@
 """Execute chapters top to bottom in a fresh kernel and store their outputs.
 
     python scripts/run_notebook.py chapters/02_attention.ipynb [more.ipynb ...]
+    python scripts/run_notebook.py --all      # every chapter of _toc.yml, in order
+
+``--all`` is the command to run after the pinned stack (constraints.txt) is bumped; see
+CONTRIBUTING.md.
 
 Before running, the canonical Colab install cell, built from the repository URL in
 ``_config.yml``, is put as the first code cell, after the opening markdown
@@ -8,6 +12,7 @@ Before running, the canonical Colab install cell, built from the repository URL 
 """
 
 import pathlib
+import re
 import sys
 import time
 
@@ -51,6 +56,15 @@ def run(path):
     print(f"{path}: executed in {time.perf_counter() - start:.1f} s")
 
 
+def toc_chapters():
+    """The chapter notebooks listed in ``_toc.yml``, in book order."""
+    toc = (ROOT / "_toc.yml").read_text()
+    return [ROOT / f"{name}.ipynb" for name in re.findall(r"file:\s*(chapters/\S+)", toc)]
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:]:
+    names = sys.argv[1:]
+    if not names:
+        raise SystemExit(__doc__)
+    for name in toc_chapters() if names == ["--all"] else names:
         run(name)

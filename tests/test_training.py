@@ -52,7 +52,7 @@ def test_schedule_at_step_zero_is_finite_and_positive():
 def test_schedule_config_round_trip():
     schedule = mt.TransformerSchedule(256, warmup_steps=1000)
     config = schedule.get_config()
-    assert config == {"d_model": 256, "warmup_steps": 1000}
+    assert config == {"d_model": 256, "warmup_steps": 1000, "total_steps": None, "cooldown_steps": 0}
     clone = mt.TransformerSchedule.from_config(config)
     for step in (0, 500, 1000, 5000):
         assert rate(clone, step) == rate(schedule, step)
@@ -60,6 +60,39 @@ def test_schedule_config_round_trip():
         keras.optimizers.schedules.serialize(schedule))
     assert isinstance(restored, mt.TransformerSchedule)
     assert restored.get_config() == config
+
+
+def test_cooldown_leaves_equation_3_bit_for_bit_until_it_starts():
+    plain = mt.TransformerSchedule(128, warmup_steps=3000)
+    cooled = mt.TransformerSchedule(128, warmup_steps=3000, total_steps=1250, cooldown_steps=500)
+    steps = np.arange(0, 751)
+    np.testing.assert_array_equal(ops.convert_to_numpy(cooled(steps)), ops.convert_to_numpy(plain(steps)))
+
+
+def test_cooldown_is_linear_to_one_over_cooldown_steps_at_the_last_update():
+    plain = mt.TransformerSchedule(128, warmup_steps=3000)
+    cooled = mt.TransformerSchedule(128, warmup_steps=3000, total_steps=1250, cooldown_steps=500)
+    for step in (750, 900, 1000, 1249):
+        factor = (1250 - step) / 500  # 1 at the start, 1/500 at the last update (step 1249)
+        np.testing.assert_allclose(rate(cooled, step), factor * paper_rate(step, 128, 3000), rtol=1e-5)
+    assert rate(cooled, 1250) == 0.0 and rate(cooled, 2000) == 0.0  # past the run: no update
+    steps = np.arange(750, 1250)
+    values = ops.convert_to_numpy(cooled(steps))
+    assert (np.diff(values) < 0).all()
+
+
+def test_cooldown_config_round_trip_and_errors():
+    cooled = mt.TransformerSchedule(64, warmup_steps=400, total_steps=1600, cooldown_steps=400)
+    restored = keras.optimizers.schedules.deserialize(keras.optimizers.schedules.serialize(cooled))
+    assert restored.get_config() == cooled.get_config()
+    assert rate(restored, 1500) == rate(cooled, 1500)
+    # A checkpoint written before the cool-down existed has no such keys and still loads.
+    old = mt.TransformerSchedule.from_config({"d_model": 64, "warmup_steps": 400})
+    assert rate(old, 1500) == rate(mt.TransformerSchedule(64, 400), 1500)
+    with pytest.raises(ValueError, match="cooldown_steps=500 needs total_steps"):
+        mt.TransformerSchedule(64, 400, cooldown_steps=500)
+    with pytest.raises(ValueError, match="total_steps=100"):
+        mt.TransformerSchedule(64, 400, total_steps=100, cooldown_steps=500)
 
 
 def test_schedule_drives_a_keras_optimizer():
@@ -229,3 +262,23 @@ def test_mixed_float16_forward_and_train_step(mixed_float16, tiny_transformer, r
     after = [ops.convert_to_numpy(v) for v in model.trainable_weights]
     assert all(np.all(np.isfinite(a)) for a in after)
     assert sum(not np.array_equal(a, b) for a, b in zip(after, before)) > len(before) // 2
+
+
+# --- StepLossHistory ---------------------------------------------------------------------------
+
+
+def test_step_loss_history_recovers_each_batch_loss(tiny_transformer, rng):
+    # With a learning rate of 0 the weights never move, so the loss fit reports for each step
+    # must equal the loss of that batch computed directly.
+    model = tiny_transformer(dropout=0.0)
+    source = rng.integers(1, 13, size=(12, 6)).astype("int32")
+    target = rng.integers(1, 13, size=(12, 5)).astype("int32")
+    target[:, 3:] = 0  # padding, which the loss skips
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss=mt.MaskedLoss(0.1))
+    history = mt.StepLossHistory(batch_size=4)
+    model.fit((source, target), target, batch_size=4, epochs=2, shuffle=False, callbacks=[history], verbose=0)
+    direct = [float(mt.masked_loss(target[i:i + 4], model((source[i:i + 4], target[i:i + 4])), 0.1))
+              for i in (0, 4, 8)]
+    assert len(history.losses) == 6  # 3 steps per epoch, 2 epochs
+    np.testing.assert_allclose(history.losses, direct * 2, rtol=1e-5)
+    assert len(set(np.round(direct, 5))) == 3  # three different batches, not one mean repeated

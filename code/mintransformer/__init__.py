@@ -25,7 +25,7 @@ from .model import MinTransformer
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positional import PositionalEmbedding, positional_encoding
 from .source import show_source
-from .training import MaskedLoss, TransformerSchedule, masked_accuracy, masked_loss
+from .training import MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy, masked_loss
 
 from . import data, diagrams, plotting, recipes  # noqa: E402  (submodules: mt.plotting, ...)
 
@@ -35,7 +35,8 @@ __all__ = [
     "MASK_FILL_VALUE", "scaled_dot_product_attention", "split_heads", "merge_heads",
     "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
-    "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
+    "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "StepLossHistory",
+    "masked_loss",
     "masked_accuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
     "length_penalty",
 ]

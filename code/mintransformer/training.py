@@ -13,23 +13,41 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     optimizer steps from 0, the paper from 1; step 0 is treated as step 1 so the
     first update neither divides by zero nor gets a learning rate of 0.
 
+    Optionally (not in the paper) the rate is multiplied by a linear cool-down over the
+    last ``cooldown_steps`` of ``total_steps`` updates: min(1, (total_steps - step) /
+    cooldown_steps), falling from 1 to 1/cooldown_steps at the last update. A short run
+    ends long before the paper's 1/sqrt(step) decay has brought the rate down (chapter 8);
+    the cool-down lets it settle. Before the cool-down the rate is equation 3, bit for bit.
+
     Args:
         d_model: model width.
         warmup_steps: length of the warm-up.
+        total_steps: number of updates of the whole run (needed with ``cooldown_steps``).
+        cooldown_steps: length of the linear cool-down; 0 (the default) for none.
     """
 
-    def __init__(self, d_model, warmup_steps=4000):
+    def __init__(self, d_model, warmup_steps=4000, total_steps=None, cooldown_steps=0):
+        if cooldown_steps and not (total_steps and 0 < cooldown_steps <= total_steps):
+            raise ValueError(f"cooldown_steps={cooldown_steps} needs total_steps >= cooldown_steps, "
+                             f"got total_steps={total_steps}")
         self.d_model = d_model
         self.warmup_steps = warmup_steps
+        self.total_steps = total_steps
+        self.cooldown_steps = cooldown_steps
 
     def __call__(self, step):
-        step = ops.maximum(ops.cast(step, "float32"), 1.0)
+        keras_step = ops.cast(step, "float32")
+        step = ops.maximum(keras_step, 1.0)
         warmup = ops.cast(self.warmup_steps, "float32")
-        rate = ops.minimum(ops.rsqrt(step), step * warmup**-1.5)
-        return ops.rsqrt(ops.cast(self.d_model, "float32")) * rate
+        rate = ops.rsqrt(ops.cast(self.d_model, "float32")) * ops.minimum(ops.rsqrt(step), step * warmup**-1.5)
+        if self.cooldown_steps:
+            remaining = (self.total_steps - keras_step) / self.cooldown_steps  # >= 1 before the cool-down
+            rate = rate * ops.clip(remaining, 0.0, 1.0)
+        return rate
 
     def get_config(self):
-        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps}
+        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps,
+                "total_steps": self.total_steps, "cooldown_steps": self.cooldown_steps}
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
@@ -89,3 +107,30 @@ class MaskedLoss(keras.losses.Loss):
 
     def get_config(self):
         return {"label_smoothing": self.label_smoothing, "pad_id": self.pad_id, "name": self.name}
+
+
+class StepLossHistory(keras.callbacks.Callback):
+    """Record the training loss of every optimizer step, for per-step (not per-epoch) curves.
+
+    Keras 3 passes ``on_train_batch_end`` the *running mean* of the loss since the epoch
+    began, weighted by batch size. The loss of batch k is recovered from two means:
+    n_k * mean_k - n_{k-1} * mean_{k-1}, with n_k the examples seen so far this epoch.
+    Every batch is taken to hold ``batch_size`` examples: exact when the training set is a
+    multiple of the batch size (as in chapter 8's tasks), approximate for a smaller last batch.
+
+    Attributes:
+        losses: list of floats, one per step of every ``fit`` this callback was passed to.
+    """
+
+    def __init__(self, batch_size):
+        super().__init__()
+        self.batch_size = batch_size
+        self.losses = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._seen, self._mean = 0, 0.0
+
+    def on_train_batch_end(self, batch, logs=None):
+        seen, mean = self._seen + self.batch_size, float(logs["loss"])
+        self.losses.append((seen * mean - self._seen * self._mean) / self.batch_size)
+        self._seen, self._mean = seen, mean
