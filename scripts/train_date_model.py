@@ -51,7 +51,9 @@ def main():
     )
     keras.utils.set_random_seed(0)  # as in the chapter, right before the model is built
     model = recipes.build_model("dates", tokenizer)
-    recipes.compile_model(model, task["warmup_steps"])
+    steps = int(train_ds.cardinality())
+    recipes.compile_model(model, task["warmup_steps"], total_steps=task["epochs"] * steps,
+                          cooldown_steps=task["cooldown_epochs"] * steps)
     start = time.perf_counter()
     history = model.fit(train_ds, validation_data=val_ds, epochs=task["epochs"], callbacks=[save_weights],
                         shuffle=False, verbose=0)

@@ -2,9 +2,26 @@
 
 import mintransformer as mt  # noqa: F401  (first: it silences TensorFlow's start-up log)
 
+import os
+
 import keras
 import numpy as np
 import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the 16-bit float tests while ``ONEDNN_MAX_CPU_ISA`` caps oneDNN's instruction set.
+
+    With the cap below the CPU's own set (how we run the book as on a CPU without AVX-512),
+    TensorFlow 2.20-2.21 dies with a segmentation fault on every float16 or bfloat16 matmul: it
+    picks a 16-bit oneDNN kernel from its own CPU check, which the capped oneDNN no longer has.
+    A real CPU without AVX-512 fails that check and is not affected. Every other test runs.
+    """
+    if os.environ.get("ONEDNN_MAX_CPU_ISA"):
+        skip = pytest.mark.skip(reason="float16 matmuls crash TensorFlow under ONEDNN_MAX_CPU_ISA (upstream)")
+        for item in items:
+            if "float16" in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -126,6 +126,7 @@ def test_causal_mask_of_shape_t_t_broadcasts(rng):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.float16
 def test_half_precision_with_mask_is_finite_and_exact_zero(qkv, random_mask, dtype):
     mask = random_mask.copy()
     mask[1, 0, 4, :] = False  # one fully masked row too
@@ -146,6 +147,7 @@ def test_half_precision_with_mask_is_finite_and_exact_zero(qkv, random_mask, dty
     np.testing.assert_allclose(out, expected_out, atol=4 * tol)
 
 
+@pytest.mark.float16
 def test_mask_fill_value_is_finite_in_every_float_dtype():
     assert mt.MASK_FILL_VALUE == -65504.0 == float(np.finfo(np.float16).min)
     assert np.isfinite(np.float16(mt.MASK_FILL_VALUE))
@@ -154,6 +156,7 @@ def test_mask_fill_value_is_finite_in_every_float_dtype():
         assert np.isfinite(ops.convert_to_numpy(value)), dtype
 
 
+@pytest.mark.float16
 def test_minus_1e9_overflows_float16_which_is_why_we_do_not_use_it():
     # The sources' fill value rounds to -inf in float16...
     with np.errstate(over="ignore"):

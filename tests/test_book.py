@@ -75,3 +75,18 @@ def test_chapter_standard(path):
     assert "import mintransformer" in code, "the chapter does not use the package"
     images = [o for c in code_cells(path) for o in c["outputs"] if "image/png" in o.get("data", {})]
     assert images, "no figure"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_cells_kept_out_of_the_comparison_still_assert(path):
+    # CONTRIBUTING.md, "What strict nbval compares": a cell whose output depends on the machine
+    # carries the nbval-ignore-output tag, and its assertions are then what the test checks.
+    for index, cell in enumerate(cells(path)):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "code" and "nbval-ignore-output" in tags:
+            source = "".join(cell["source"])
+            assert re.search(r"^\s*assert\b", source, re.M), (
+                f"{path.name}, cell {index}: its output is not compared (nbval-ignore-output) and it "
+                f"asserts nothing, so no test checks it; assert the claim the text makes"
+            )
+        assert "nbval-skip" not in tags, f"{path.name}, cell {index}: a skipped cell is never run by the tests"

@@ -3,6 +3,7 @@
 import keras
 import mintransformer as mt
 import numpy as np
+import pytest
 from keras import ops
 
 B, T, D = 2, 5, 8
@@ -75,6 +76,7 @@ def test_differs_from_sigma_plus_epsilon_when_variance_is_small(rng):
     np.testing.assert_allclose(layer(x), buggy_layer_norm(x, gamma, beta), atol=1e-4)
 
 
+@pytest.mark.float16
 def test_mixed_float16_keeps_float16_output_and_float32_weights(rng):
     x = (rng.normal(size=(B, T, D)) * 3 + 100).astype("float32")
     layer = mt.LayerNormalization(dtype="mixed_float16")

@@ -11,9 +11,10 @@ from mintransformer import data, recipes
 @pytest.mark.parametrize("name", sorted(recipes.TASKS))
 def test_every_task_has_a_complete_recipe(name):
     task = recipes.TASKS[name]
-    assert {"alphabet", "pairs", "model", "output_length", "warmup_steps", "epochs", "batch_size",
-            "average_last"} <= set(task)
+    assert {"alphabet", "pairs", "model", "output_length", "warmup_steps", "cooldown_epochs", "epochs",
+            "batch_size", "average_last"} <= set(task)
     assert 1 <= task["average_last"] <= task["epochs"]
+    assert 0 <= task["cooldown_epochs"] < task["epochs"]
     tokenizer, (train, validation, test) = recipes.task_data(name)
     longest_target = max(len(t) for _, t in train + validation + test)
     assert task["output_length"] >= longest_target + 1  # room for every target and its <end>

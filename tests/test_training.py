@@ -240,6 +240,7 @@ def test_loss_decreases_on_one_repeated_batch(tiny_transformer, rng):
 # --- mixed precision ---------------------------------------------------------------------------
 
 
+@pytest.mark.float16
 def test_mixed_float16_forward_and_train_step(mixed_float16, tiny_transformer, rng):
     model = tiny_transformer(num_layers=1)
     assert model.dtype_policy.name == "mixed_float16"
