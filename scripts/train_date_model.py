@@ -2,8 +2,9 @@
 
     python scripts/train_date_model.py
 
-It runs exactly the chapter's recipe, with every setting taken from ``mintransformer.recipes``
-(sizes, data, warm-up, epochs, batch size, checkpoints averaged): seeds and op determinism set,
+It runs the chapter's recipe as it stood when the shipped file was made, with every setting taken
+from ``mintransformer.recipes`` (sizes, data, warm-up, epochs, batch size, checkpoints averaged)
+except the cool-down, which was added to the recipe later (the shipped model scores 99.56% without it): seeds and op determinism set,
 then ``recipes.build_model`` + ``recipes.compile_model`` + ``model.fit`` on the
 ``data.make_dataset`` pipeline, writing the weights of every epoch with ``ModelCheckpoint``, and
 ``recipes.average_checkpoints`` over the last ``average_last`` of them. It prints the greedy
@@ -51,9 +52,9 @@ def main():
     )
     keras.utils.set_random_seed(0)  # as in the chapter, right before the model is built
     model = recipes.build_model("dates", tokenizer)
-    steps = int(train_ds.cardinality())
-    recipes.compile_model(model, task["warmup_steps"], total_steps=task["epochs"] * steps,
-                          cooldown_steps=task["cooldown_epochs"] * steps)
+    # The shipped model predates the recipe's cool-down (chapter 8): it was trained with the
+    # paper's schedule alone, and this script reproduces that file.
+    recipes.compile_model(model, task["warmup_steps"])
     start = time.perf_counter()
     history = model.fit(train_ds, validation_data=val_ds, epochs=task["epochs"], callbacks=[save_weights],
                         shuffle=False, verbose=0)
