@@ -56,6 +56,10 @@ def test_outputs_are_stored_in_order_and_clean(path):
     text = json.dumps([c["outputs"] for c in code])
     for noise in ("cpu_feature_guard", "absl::InitializeLog", "cudart_stub", "Traceback"):
         assert noise not in text, f"{path.name}: '{noise}' in the stored outputs"
+    # A TensorFlow C++ log line ("E0000 00:00:1795495868.515963 12661 util.cc:131] ...") depends on
+    # the CPU: wrap the call that logs it in `with mt.quiet_stderr():`.
+    logged = re.search(r"[EWIF]\d{4} \d\d:\d\d:[\d.]+ +\d+ \w+\.cc:\d+\]", text)
+    assert not logged, f"{path.name}: TensorFlow's C++ log in the stored outputs: {logged.group()}"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

@@ -35,8 +35,7 @@ __all__ = [
     "MASK_FILL_VALUE", "scaled_dot_product_attention", "split_heads", "merge_heads",
     "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
-    "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "StepLossHistory",
-    "masked_loss",
+    "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
     "masked_accuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
-    "length_penalty",
+    "length_penalty", "quiet_stderr", "StepLossHistory",
 ]

@@ -11,7 +11,10 @@ def quiet_stderr():
 
     TensorFlow's C++ runtime writes start-up messages (CUDA not found, CPU features)
     straight to file descriptor 2 before ``TF_CPP_MIN_LOG_LEVEL`` is read; Jupyter
-    copies them into the stored outputs of whichever cell imported TensorFlow.
+    copies them into the stored outputs of whichever cell imported TensorFlow. Some
+    messages logged later depend on the CPU (which oneDNN kernels it has), so a chapter
+    wraps the calls that log them in ``with mt.quiet_stderr():`` to keep its stored
+    outputs the same on every machine. Python exceptions still propagate.
     """
     try:
         sys.stderr.flush()
