@@ -4,7 +4,8 @@
 
 It runs the chapter's recipe as it stood when the shipped file was made, with every setting taken
 from ``mintransformer.recipes`` (sizes, data, warm-up, epochs, batch size, checkpoints averaged)
-except the cool-down, which was added to the recipe later (the shipped model scores 99.56% without it): seeds and op determinism set,
+except the cool-down, which was added to the recipe later (the shipped model scores 99.56%
+without it): seeds and op determinism set,
 then ``recipes.build_model`` + ``recipes.compile_model`` + ``model.fit`` on the
 ``data.make_dataset`` pipeline, writing the weights of every epoch with ``ModelCheckpoint``, and
 ``recipes.average_checkpoints`` over the last ``average_last`` of them. It prints the greedy
@@ -13,8 +14,9 @@ exact match on the test split, saves the averaged weights to
 ``recipes.load_pretrained_date_model()`` finds them in Colab too) and checks that the loaded
 copy scores the same.
 
-Run time: about 2.5 minutes on 2 CPU cores (138 s of training, 153 s in all). The last run printed
-the chapter's losses digit for digit, then
+Run time: about 2.5 minutes on 2 CPU cores (138 s of training, 153 s in all). Its last run, on the CPU
+that made the file (before the chapter's recipe gained the cool-down), printed the chapter's
+losses of that time digit for digit, then
 
     trained 8 epochs in 138 s; test exact match: epoch 8 0.9781, mean of epochs 6-8 0.9956
     load_pretrained_date_model(): test exact match 0.9956

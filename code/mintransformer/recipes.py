@@ -23,7 +23,8 @@ from .training import MaskedLoss, TransformerSchedule, masked_accuracy
 # their last ``cooldown_epochs`` (not in the paper): without it the rate is still high when the
 # loss reaches the label-smoothing floor, Adam's normalised steps throw the model off again and
 # again, and the result depended on the CPU (in our runs reversal scored 98.6-100% exact match on
-# the test split, and dates fell to 98.9% on the validation split on one CPU). Gradient clipping (97.9-99.2%) and pre-norm (95.5-98.0%) did not cure reversal.
+# the test split, and dates fell to 98.9% on the validation split on one CPU). Gradient clipping
+# (97.9-99.2%) and pre-norm (95.5-98.0%) did not cure reversal.
 # Reversal has no dropout, which would slow it down; a long warm-up keeps its rate low. Dates
 # keep the paper's dropout of 0.1. ``scripts/train_date_model.py`` reproduces the shipped date
 # model, which was trained before the cool-down was added.
