@@ -175,3 +175,27 @@ def test_dropout_layer_applies_to_the_output_not_to_the_returned_weights(qkv):
     np.testing.assert_array_equal(w_eval, w_train)
     np.testing.assert_allclose(out_eval, numpy_attention(*qkv)[0], atol=1e-5)
     assert not np.allclose(out_eval, out_train)
+
+
+@pytest.mark.float16
+def test_large_activations_under_mixed_float16_do_not_overflow(mixed_float16):
+    """Entries of 40 at d_k = 64: Q K^T = 64 * 1600 = 102400 overflows float16 (max 65504),
+    Q K^T / sqrt(d_k) = 12800 does not. The queries are scaled before the product."""
+    q = np.full((1, 1, 2, 64), 40.0, "float32")
+    k = np.full((1, 1, 3, 64), 40.0, "float32")
+    k[..., 1, :] = 39.0  # keys of different similarity, so the softmax is not uniform
+    v = np.eye(3, 64, dtype="float32")[None, None]
+    out, weights = mt.scaled_dot_product_attention(*(ops.cast(a, "float16") for a in (q, k, v)))
+    weights = ops.convert_to_numpy(ops.cast(weights, "float32"))
+    assert np.all(np.isfinite(weights))
+    expected_out, expected_weights = numpy_attention(q, k, v)
+    np.testing.assert_allclose(weights, expected_weights, atol=1e-2)
+    # The same inputs through the layer under the mixed_float16 policy, with identity weights.
+    layer = mt.MultiHeadAttention(64, 1)
+    x = np.full((1, 2, 64), 40.0, "float32")
+    layer(x, x, x)
+    for dense in (layer.wq, layer.wk, layer.wv, layer.wo):
+        dense.kernel.assign(np.eye(64, dtype="float32"))
+    out = ops.convert_to_numpy(ops.cast(layer(x, x, x), "float32"))
+    assert layer.compute_dtype == "float16" and np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, x, rtol=1e-3)  # equal keys and values: the output is v

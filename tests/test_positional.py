@@ -2,6 +2,7 @@
 
 import math
 
+import keras
 import mintransformer as mt
 import numpy as np
 import pytest
@@ -76,3 +77,15 @@ def test_same_token_at_different_positions_differs_only_by_the_encoding():
     out = ops.convert_to_numpy(layer(np.full((1, 4), 5)))
     np.testing.assert_allclose(out[0, 3] - out[0, 1],
                                paper_formula(4, 8)[3] - paper_formula(4, 8)[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("d_model", [64, 512])
+def test_embeddings_start_with_std_d_model_to_the_minus_half(d_model):
+    """The reference implementation's initialisation: E ~ N(0, 1/d_model), so sqrt(d_model) E
+    has entries of RMS 1 at every width (chapter 7)."""
+    keras.utils.set_random_seed(0)
+    layer = mt.PositionalEmbedding(2000, d_model, max_length=8)
+    layer(np.ones((1, 2), "int32"))
+    table = keras.ops.convert_to_numpy(layer.embedding.embeddings)
+    assert abs(table.mean()) < 0.1 * d_model**-0.5
+    np.testing.assert_allclose(table.std() * np.sqrt(d_model), 1.0, rtol=0.02)

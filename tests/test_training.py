@@ -188,6 +188,40 @@ def test_masked_accuracy_by_hand():
     assert float(mt.masked_accuracy(np.zeros_like(y_true), y_pred)) == 0.0
 
 
+def test_masked_loss_at_a_large_vocabulary_equals_the_one_hot_formula(rng):
+    # The decomposition (1 - eps) NLL + eps mean(-log p) against the dense one-hot definition.
+    y_true = rng.integers(0, 20000, size=(2, 3))
+    y_pred = rng.normal(scale=3.0, size=(2, 3, 20000)).astype("float32")
+    np.testing.assert_allclose(float(mt.masked_loss(y_true, y_pred, 0.1)),
+                               numpy_masked_loss(y_true, y_pred, 0.1), rtol=1e-5)
+
+
+def test_masked_accuracy_metric_counts_tokens_across_batches():
+    # Batch 1: 1 real token, wrong. Batch 2: 4 real tokens, all right. Token-weighted: 4 / 5;
+    # the mean of the two per-batch ratios would be (0 + 1) / 2.
+    y1, p1 = np.array([[3, 0, 0, 0]]), np.eye(5)[[[4, 0, 0, 0]]].astype("float32")
+    y2, p2 = np.array([[3, 4, 2, 1]]), np.eye(5)[[[3, 4, 2, 1]]].astype("float32")
+    metric = mt.MaskedAccuracy()
+    metric.update_state(y1, p1)
+    metric.update_state(y2, p2)
+    assert float(metric.result()) == pytest.approx(4 / 5)
+    assert metric.name == "masked_accuracy"
+    metric.reset_state()
+    assert float(metric.result()) == 0.0
+    clone = mt.MaskedAccuracy.from_config(mt.MaskedAccuracy(pad_id=2).get_config())
+    assert clone.pad_id == 2 and clone.name == "masked_accuracy"
+
+
+def test_evaluate_with_masked_accuracy_metric_is_token_weighted(tiny_transformer, rng):
+    model = tiny_transformer(num_layers=1)
+    model.compile(loss=mt.MaskedLoss(0.1), metrics=[mt.MaskedAccuracy()])
+    x, y = toy_data(rng, batch=5)
+    y[:4, 2:] = 0  # batches of 2, 2 and 1 sequences with unequal numbers of real tokens
+    results = model.evaluate(x, y, batch_size=2, verbose=0, return_dict=True)
+    logits = model(x, training=False)
+    np.testing.assert_allclose(results["masked_accuracy"], float(mt.masked_accuracy(y, logits)), rtol=1e-6)
+
+
 def test_maskedloss_config_round_trip():
     loss = mt.MaskedLoss(label_smoothing=0.1, pad_id=3)
     clone = mt.MaskedLoss.from_config(loss.get_config())

@@ -25,7 +25,8 @@ from .model import MinTransformer
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positional import PositionalEmbedding, positional_encoding
 from .source import show_source
-from .training import MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy, masked_loss
+from .training import (MaskedAccuracy, MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy,
+                       masked_loss)
 
 from . import data, diagrams, plotting, recipes  # noqa: E402  (submodules: mt.plotting, ...)
 
@@ -36,6 +37,6 @@ __all__ = [
     "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
     "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
-    "masked_accuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
+    "masked_accuracy", "MaskedAccuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
     "length_penalty", "quiet_stderr", "StepLossHistory",
 ]

@@ -67,10 +67,11 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=Fals
             f"Keys and values must cover the same S positions, but k has shape {k_shape} "
             f"(S={k_shape[-2]}) and v has shape {v_shape} (S={v_shape[-2]})."
         )
-    d_k = ops.cast(ops.shape(q)[-1], "float32")
     # 1. Similarity of every query with every key, scaled so its variance stays ~1.
-    logits = ops.matmul(q, ops.swapaxes(k, -1, -2))  # (..., T, S)
-    logits = ops.cast(logits, "float32") / ops.sqrt(d_k)
+    # The queries are scaled *before* the product (as Keras's layer does): in float16,
+    # Q K^T itself can exceed 65504 and become inf while Q K^T / sqrt(d_k) would not.
+    q = q * ops.cast(ops.rsqrt(ops.cast(ops.shape(q)[-1], "float32")), q.dtype)
+    logits = ops.cast(ops.matmul(q, ops.swapaxes(k, -1, -2)), "float32")  # (..., T, S)
     if mask is not None:
         check_mask_broadcasts(_static_shape(mask), _static_shape(logits))
         mask = ops.cast(mask, "bool")

@@ -67,29 +67,37 @@ class DecoderLayer(keras.layers.Layer):
         x = residual(x, y, self.norm3, self.residual_dropout, self.norm_first, training)
         return (x, (self_weights, cross_weights)) if return_attention_scores else x
 
-    def step(self, x, cache, position, cross_mask=None):
+    def step(self, x, cache, position, cross_mask=None, is_token=None):
         """Decode one new position with a key/value cache (same result as ``call``).
 
         Args:
             x: the new position's input, (B, 1, D).
             cache: dict with this layer's self-attention ``keys``/``values`` buffers
-                (B, h, L, d_k) holding positions < ``position``, and the cross-attention
-                ``cross_keys``/``cross_values`` (B, h, S, d_k), computed once per source.
+                (B, h, L, d_k) holding positions < ``position``, ``is_token`` (B, L), which
+                of those positions hold a real token rather than padding, and the
+                cross-attention ``cross_keys``/``cross_values`` (B, h, S, d_k), computed once
+                per source.
             position: index of the new position (scalar).
             cross_mask: source padding mask, broadcastable to (B, h, 1, S).
+            is_token: (B, 1) boolean, False where the new position is padding; None = all real.
 
         Returns:
             ``(output (B, 1, D), new cache)``: the new keys/values written at ``position``.
+            The self-attention mask is the same as ``decoder_self_mask`` in ``call``: keys at
+            positions <= ``position`` that are not padding.
         """
-        # 1. Self-attention: project only the new position, append it to the cache.
+        # 1. Self-attention: project only the new position, write it into its cache slot.
         h = self.norm1(x) if self.norm_first else x
         k_new, v_new = self.self_attention.project_key_value(h, h)  # (B, h, 1, d_k) each
         slots = ops.arange(ops.shape(cache["keys"])[2])  # (L,)
-        write = ops.equal(slots, position)[:, None]  # (L, 1): the slot of this position
-        keys = ops.where(write, k_new, cache["keys"])  # (B, h, L, d_k)
-        values = ops.where(write, v_new, cache["values"])  # (B, h, L, d_k)
-        seen = ops.less_equal(slots, position)[None, :]  # (1, L): positions <= current
-        y, _ = self.self_attention.attend(h, keys, values, mask=seen)
+        write = ops.equal(slots, position)  # (L,): the slot of this position
+        keys = ops.where(write[:, None], k_new, cache["keys"])  # (B, h, L, d_k)
+        values = ops.where(write[:, None], v_new, cache["values"])  # (B, h, L, d_k)
+        if is_token is None:
+            is_token = ops.ones((ops.shape(x)[0], 1), dtype="bool")
+        tokens = ops.where(write[None, :], is_token, cache["is_token"])  # (B, L)
+        seen = ops.logical_and(ops.less_equal(slots, position)[None, :], tokens)  # (B, L)
+        y, _ = self.self_attention.attend(h, keys, values, mask=seen[:, None, None, :])  # mask (B, 1, 1, L)
         x = residual(x, y, self.norm1, self.residual_dropout, self.norm_first)
         # 2. Cross-attention over the cached encoder keys/values.
         h = self.norm2(x) if self.norm_first else x
@@ -98,7 +106,7 @@ class DecoderLayer(keras.layers.Layer):
         # 3. Feed-forward network.
         h = self.norm3(x) if self.norm_first else x
         x = residual(x, self.ffn(h), self.norm3, self.residual_dropout, self.norm_first)
-        return x, dict(cache, keys=keys, values=values)
+        return x, dict(cache, keys=keys, values=values, is_token=tokens)
 
     def get_config(self):
         config = super().get_config()
@@ -153,7 +161,8 @@ class Decoder(keras.layers.Layer):
         """Per-layer caches for decoding up to ``max_length`` positions against ``context`` (B, S, D).
 
         Cross-attention keys and values depend only on the source, so they are computed here,
-        once; self-attention buffers start as zeros and fill one position per step.
+        once; self-attention buffers start as zeros and fill one position per step, and
+        ``is_token`` records which filled positions hold a real token (not padding).
         """
         caches = []
         for layer in self.stack:
@@ -162,14 +171,19 @@ class Decoder(keras.layers.Layer):
                 (ops.shape(context)[0], self.num_heads, max_length, self.d_model // self.num_heads),
                 dtype=cross_keys.dtype,
             )  # (B, h, L, d_k)
-            caches.append(dict(keys=empty, values=empty, cross_keys=cross_keys, cross_values=cross_values))
+            is_token = ops.zeros((ops.shape(context)[0], max_length), dtype="bool")  # (B, L)
+            caches.append(dict(keys=empty, values=empty, is_token=is_token,
+                               cross_keys=cross_keys, cross_values=cross_values))
         return caches
 
-    def step(self, x, caches, position, cross_mask=None):
-        """One decoding step through every layer: x (B, 1, D) -> (B, 1, D), updated caches."""
+    def step(self, x, caches, position, cross_mask=None, is_token=None):
+        """One decoding step through every layer: x (B, 1, D) -> (B, 1, D), updated caches.
+
+        ``is_token`` (B, 1): False where the new position is padding (see ``DecoderLayer.step``).
+        """
         new_caches = []
         for layer, cache in zip(self.stack, caches):
-            x, cache = layer.step(x, cache, position, cross_mask=cross_mask)
+            x, cache = layer.step(x, cache, position, cross_mask=cross_mask, is_token=is_token)
             new_caches.append(cache)
         if self.final_norm is not None:
             x = self.final_norm(x)

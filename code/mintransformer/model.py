@@ -122,11 +122,14 @@ class MinTransformer(keras.Model):
             source_tokens: (B, S) ids, for the cross-attention padding mask.
 
         Returns:
-            ``(logits (B, V), updated caches)``; equal to ``self((source, target))[:, position]``.
+            ``(logits (B, V), updated caches)``; equal (up to rounding) to
+            ``self((source, target))[:, position]`` when ``target[:, :position + 1]`` are the
+            tokens fed so far, padding included: a fed-back pad is masked as in the full pass.
         """
         x = self.target_embedding.embed_step(tokens, position)  # (B, 1, D)
         cross_mask = padding_mask(source_tokens, self.pad_id)  # (B, 1, 1, S)
-        x, caches = self.decoder.step(x, caches, position, cross_mask=cross_mask)
+        is_token = ops.not_equal(tokens, self.pad_id)  # (B, 1)
+        x, caches = self.decoder.step(x, caches, position, cross_mask=cross_mask, is_token=is_token)
         logits = ops.cast(self.output_projection(x), "float32")  # (B, 1, V)
         return logits[:, 0], caches
 

@@ -53,7 +53,13 @@ class PositionalEmbedding(keras.layers.Layer):
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.max_length = max_length
-        self.embedding = keras.layers.Embedding(vocab_size, d_model, name="token_embedding")
+        # Entries ~ N(0, 1/d_model), as in the paper's reference code: with the sqrt(d_model)
+        # factor below the embedding enters with entries of size 1, like the encoding, and as
+        # the tied output matrix it gives logits of size 1 (chapter 7).
+        self.embedding = keras.layers.Embedding(
+            vocab_size, d_model, name="token_embedding",
+            embeddings_initializer=keras.initializers.RandomNormal(stddev=d_model**-0.5),
+        )
         self.encoding = positional_encoding(max_length, d_model)  # (max_length, D) constant
 
     def build(self, input_shape):
@@ -67,8 +73,7 @@ class PositionalEmbedding(keras.layers.Layer):
                 f"of {self.name}; build the model with a larger max_length."
             )
         x = self.embedding(tokens)  # (B, T, D)
-        # Scaling keeps embeddings (initialised small) from being drowned by the
-        # encoding's +-1 values; with tied weights it also matches the output layer.
+        # Entries of size 1/sqrt(D) become entries of size 1, the size of the encoding's.
         x = x * ops.cast(math.sqrt(self.d_model), x.dtype)
         pe = ops.cast(self.encoding, x.dtype)[: ops.shape(tokens)[1]]  # (T, D)
         return x + pe[None]  # (B, T, D)

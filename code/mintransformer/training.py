@@ -55,7 +55,13 @@ def masked_loss(y_true, y_pred, label_smoothing=0.0, pad_id=0):
     """Cross-entropy from logits, averaged over the non-pad target tokens only.
 
     Label smoothing is Keras's: the one-hot target becomes
-    (1 - label_smoothing) * one_hot + label_smoothing / V (paper section 5.4 uses 0.1).
+    (1 - eps) * one_hot + eps / V (paper section 5.4 uses eps = 0.1). The loss against that
+    target splits into two terms that need no one-hot tensor:
+
+        (1 - eps) * (-log p[target])  +  eps * mean over the V ids of (-log p[v])
+
+    so the only (B, T, V) tensor is the log-softmax itself (a dense one-hot would add
+    B * T * V floats: about 3.7 GB in float32 at the paper's 25k tokens and 37k vocabulary).
 
     Args:
         y_true: target ids (B, T).
@@ -64,28 +70,70 @@ def masked_loss(y_true, y_pred, label_smoothing=0.0, pad_id=0):
     Returns:
         A scalar: sum of per-token losses over non-pad tokens / number of non-pad tokens.
     """
-    y_pred = ops.cast(y_pred, "float32")
-    one_hot = ops.one_hot(ops.cast(y_true, "int32"), ops.shape(y_pred)[-1])  # (B, T, V)
-    per_token = keras.losses.categorical_crossentropy(
-        one_hot, y_pred, from_logits=True, label_smoothing=label_smoothing
-    )  # (B, T)
-    keep = ops.cast(ops.not_equal(y_true, pad_id), "float32")  # (B, T)
+    log_p = ops.log_softmax(ops.cast(y_pred, "float32"), axis=-1)  # (B, T, V)
+    ids = ops.cast(y_true, "int32")
+    nll = -ops.take_along_axis(log_p, ids[..., None], axis=-1)[..., 0]  # (B, T)
+    per_token = nll
+    if label_smoothing:
+        uniform = -ops.mean(log_p, axis=-1)  # (B, T): cross-entropy against 1/V everywhere
+        per_token = (1.0 - label_smoothing) * nll + label_smoothing * uniform
+    keep = ops.cast(ops.not_equal(ids, pad_id), "float32")  # (B, T)
     return ops.sum(per_token * keep) / ops.maximum(ops.sum(keep), 1.0)
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
 def masked_accuracy(y_true, y_pred, pad_id=0):
-    """Fraction of non-pad target tokens whose arg-max prediction is right.
+    """Fraction of non-pad target tokens whose arg-max prediction is right, in one batch.
+
+    Passed to ``compile`` as a plain function, Keras would average these per-batch fractions,
+    so a batch with few real tokens would weigh as much as a full one; ``MaskedAccuracy``
+    counts tokens across batches instead.
 
     Args:
         y_true: target ids (B, T).
         y_pred: logits or probabilities (B, T, V).
     """
+    hits, keep = _hits(y_true, y_pred, pad_id)
+    return ops.sum(hits) / ops.maximum(ops.sum(keep), 1.0)
+
+
+def _hits(y_true, y_pred, pad_id):
+    """Float32 (B, T) right-and-not-pad indicators, and (B, T) not-pad indicators."""
     predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")  # (B, T)
     y_true = ops.cast(y_true, "int32")
     keep = ops.not_equal(y_true, pad_id)
     hits = ops.logical_and(ops.equal(predicted, y_true), keep)
-    return ops.sum(ops.cast(hits, "float32")) / ops.maximum(ops.sum(ops.cast(keep, "float32")), 1.0)
+    return ops.cast(hits, "float32"), ops.cast(keep, "float32")
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class MaskedAccuracy(keras.metrics.Metric):
+    """Token accuracy over non-pad tokens, counted across batches (for ``compile``).
+
+    It keeps two running totals, right tokens and real tokens, so the result over an epoch
+    or an ``evaluate`` is the fraction of all real tokens that are right, whatever the
+    batches' sizes and padding. Its name is ``masked_accuracy``, as in the logs.
+
+    Args:
+        pad_id: the padding token id.
+    """
+
+    def __init__(self, pad_id=0, name="masked_accuracy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.pad_id = pad_id
+        self.right = self.add_variable(shape=(), initializer="zeros", name="right")
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        hits, keep = _hits(y_true, y_pred, self.pad_id)
+        self.right.assign_add(ops.sum(hits))
+        self.total.assign_add(ops.sum(keep))
+
+    def result(self):
+        return self.right / ops.maximum(self.total, 1.0)
+
+    def get_config(self):
+        return {"pad_id": self.pad_id, "name": self.name}
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
