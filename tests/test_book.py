@@ -94,3 +94,49 @@ def test_cells_kept_out_of_the_comparison_still_assert(path):
                 f"asserts nothing, so no test checks it; assert the claim the text makes"
             )
         assert "nbval-skip" not in tags, f"{path.name}, cell {index}: a skipped cell is never run by the tests"
+
+
+
+# The five tutorials the book corrects are named for readers and described on sources.md, never
+# called by the internal labels "seed 000" ... "seed 004" (random seeds in code are fine).
+SOURCE_NAMES = {
+    "the Keras functional-API tutorial": "the-keras-functional-api-tutorial",
+    "the PyTorch-sketch chapter": "the-pytorch-sketch-chapter",
+    "the from-scratch TensorFlow tutorial": "the-from-scratch-tensorflow-tutorial",
+    "the head-splitting walkthrough": "the-head-splitting-walkthrough",
+    "the MinTransformer course chapter": "the-mintransformer-course-chapter",
+}
+PAGES = CHAPTERS + [ROOT / name for name in ("intro.md", "notation.md", "sources.md", "references.md")]
+
+
+def _texts(path):
+    """(where, text) of a page: a Markdown file, or every cell source and text output of a notebook."""
+    if path.suffix == ".md":
+        yield "", path.read_text()
+        return
+    for i, cell in enumerate(cells(path)):
+        yield f"cell {i}", "".join(cell["source"])
+        for output in cell.get("outputs", []):
+            text = output.get("text", "") or output.get("data", {}).get("text/plain", "")
+            yield f"cell {i} output", "".join(text)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.stem)
+def test_sources_are_never_called_by_their_internal_label(path):
+    label = re.compile(r"\bseeds?[ _-]*0\d\d\b|\bthe seeds\b", re.IGNORECASE)
+    found = [f"{where}: {m.group()!r}" for where, text in _texts(path) for m in label.finditer(text)]
+    assert not found, f"{path.name} calls a source by its internal label: {found}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_source_a_chapter_names_is_linked_to_its_description(path):
+    text = markdown(path)
+    for name, anchor in SOURCE_NAMES.items():
+        if name.split(" ", 1)[1].lower() in text.lower():
+            assert f"../sources.md#{anchor}" in text, f"{path.name} names {name!r} without linking it"
+
+
+def test_the_sources_page_describes_each_source_under_its_name():
+    headings = re.findall(r"^## (.+)$", (ROOT / "sources.md").read_text(), re.MULTILINE)
+    assert [h.lower() for h in headings] == [n.lower() for n in SOURCE_NAMES]
+    assert "sources" in TOC
