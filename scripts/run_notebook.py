@@ -45,12 +45,13 @@ def run(path):
     path = pathlib.Path(path)
     nb = nbformat.read(path, as_version=4)
     # The Colab cell is the first code cell, right after the opening markdown (title, objectives).
-    old = [c for c in nb.cells if c.cell_type == "code" and "google.colab" in c.source]
-    nb.cells = [c for c in nb.cells if not any(c is o for o in old)]
+    is_colab = [c.cell_type == "code" and "google.colab" in c.source for c in nb.cells]
+    old_ids = [c.id for c, colab in zip(nb.cells, is_colab) if colab]
+    nb.cells = [c for c, colab in zip(nb.cells, is_colab) if not colab]
     first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
     cell = nbformat.v4.new_code_cell(colab_cell_source())
-    if old:
-        cell.id = old[0].id  # keep the cell's id: a re-run should not change it
+    if old_ids:
+        cell.id = old_ids[0]  # keep the cell's id: a re-run should not change it
     nb.cells.insert(first_code, cell)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     start = time.perf_counter()

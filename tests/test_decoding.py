@@ -5,6 +5,7 @@ import keras
 import pytest
 
 import mintransformer as mt
+from mintransformer.decoding import _log_probs  # the decoders' log-softmax, pad and start banned
 
 START, END = 1, 2
 
@@ -82,11 +83,8 @@ def test_beam_search_cached_equals_uncached(model, source):
 def _log_probs_of(model, source, tokens):
     """log p(tokens[t] | source, start + tokens[:t]) for one source row, pad and start banned."""
     prefix = np.array([[START] + list(tokens[:-1])], "int32")
-    logits = model((source[None], prefix), training=False).numpy()[0].astype(np.float64)  # (n, V)
-    logits[:, [0, START]] = -np.inf
-    logits -= logits.max(-1, keepdims=True)
-    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
-    return logp[np.arange(len(tokens)), tokens]
+    logits = model((source[None], prefix), training=False).numpy()[0]  # (n, V)
+    return _log_probs(logits, [0, START])[np.arange(len(tokens)), tokens]
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
