@@ -37,7 +37,7 @@ def colab_cell_source(url=None):
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install -q "git+{url}"'
+        f'    %pip install -q "mintransformer[exercises] @ git+{url}"'
     )
 
 

@@ -28,7 +28,7 @@ from .source import show_source
 from .training import (MaskedAccuracy, MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy,
                        masked_loss)
 
-from . import data, diagrams, plotting, recipes  # noqa: E402  (submodules: mt.plotting, ...)
+from . import data, diagrams, exercises, plotting, recipes  # noqa: E402  (submodules: mt.plotting, ...)
 
 __version__ = "0.1.0"
 

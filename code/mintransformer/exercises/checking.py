@@ -1,0 +1,84 @@
+"""Helpers for the exercises' check files: each failure says what is wrong, in words.
+
+A check file (``checks/<chapter>/<label>.py``) is an otter-grader test file. Its test cases take
+the student's names as arguments and call these helpers, which raise ``AssertionError`` with a
+message the student can act on; otter shows that message under the check cell.
+"""
+
+import numpy as np
+
+
+class Unanswered(AssertionError):
+    """The student has not written this part yet."""
+
+
+def answered(value, name):
+    """Fail unless the student defined ``name`` and replaced the ``...`` placeholder."""
+    if value is None:
+        raise Unanswered(f"`{name}` is not defined: run the cell where you define it, then this check.")
+    if value is Ellipsis:
+        raise Unanswered(f"`{name}` is still `...`: replace the placeholder with your answer.")
+    return value
+
+
+def call(function, name, *args, **kwargs):
+    """Call the student's ``function``; a placeholder or a crash becomes a readable failure."""
+    answered(function, name)
+    if not callable(function):
+        raise AssertionError(f"`{name}` must be a function, not a {type(function).__name__}.")
+    try:
+        return function(*args, **kwargs)
+    except NotImplementedError:
+        raise Unanswered(f"`{name}` still raises NotImplementedError: write its body.") from None
+    except Exception as error:
+        raise AssertionError(
+            f"`{name}` raised {type(error).__name__}: {error}".strip()
+        ) from error
+
+
+def to_numpy(value, name):
+    """The student's result as a float64 NumPy array (tensors, lists and arrays accepted)."""
+    try:
+        from keras import ops
+
+        return np.asarray(ops.convert_to_numpy(value), dtype="float64")
+    except Exception:
+        try:
+            return np.asarray(value, dtype="float64")
+        except Exception as error:
+            raise AssertionError(
+                f"{name} must be an array or a tensor of numbers, not {type(value).__name__}."
+            ) from error
+
+
+def same_shape(actual, expected, what):
+    if actual.shape != expected.shape:
+        raise AssertionError(f"{what} has shape {actual.shape}; it should have {expected.shape}.")
+
+
+def close(actual, expected, what, *, atol=1e-5, rtol=1e-5, hint=""):
+    """Fail with the shape, the largest difference and where it is, unless the two agree."""
+    actual = to_numpy(actual, what)
+    expected = np.asarray(expected, dtype="float64")
+    same_shape(actual, expected, what)
+    if not np.all(np.isfinite(actual)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(actual))[0])
+        raise AssertionError(f"{what} has a NaN or inf at index {bad}. {hint}".strip())
+    if not np.allclose(actual, expected, atol=atol, rtol=rtol):
+        error = np.abs(actual - expected)
+        where = tuple(int(i) for i in np.unravel_index(np.argmax(error), error.shape))
+        raise AssertionError(
+            f"{what} is wrong: at index {where} it is {actual[where]:.6g}, "
+            f"where {expected[where]:.6g} is expected (largest difference {error.max():.3g}). "
+            f"{hint}".strip()
+        )
+
+
+def like(actual, wrong, *, atol=1e-5, rtol=1e-5):
+    """Whether ``actual`` matches a known wrong answer (to name the mistake)."""
+    try:
+        actual = to_numpy(actual, "value")
+        wrong = np.asarray(wrong, dtype="float64")
+        return actual.shape == wrong.shape and np.allclose(actual, wrong, atol=atol, rtol=rtol)
+    except AssertionError:
+        return False

@@ -1,0 +1,43 @@
+"""Exercise: predict attention over identical keys, without computing any logit."""
+
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import call, close, to_numpy
+
+OK_FORMAT = False
+name = "ex-attention-identical-keys"
+points = 2
+
+
+def _case(seed, mask):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(3, 4)).astype("float32")
+    k = np.tile(rng.normal(size=(1, 4)), (5, 1)).astype("float32")
+    v = rng.normal(size=(5, 2)).astype("float32")
+    return q, k, v, mask
+
+
+@test_case(points=1)
+def without_mask(predict_identical_keys):
+    q, k, v, mask = _case(0, None)
+    expected = to_numpy(mt.scaled_dot_product_attention(q, k, v)[0], "")
+    predicted = to_numpy(call(predict_identical_keys, "predict_identical_keys", v, None), "Your prediction")
+    if predicted.shape in ((expected.shape[-1],), (1, expected.shape[-1])):
+        predicted = np.broadcast_to(predicted, expected.shape)  # one row serves every query
+    close(predicted, expected,
+          "Your prediction without a mask", atol=1e-5,
+          hint="With identical keys every logit of a row is the same number: what is the softmax of a constant row?")
+
+
+@test_case(points=1)
+def with_mask(predict_identical_keys):
+    mask = np.array([[True, True, False, False, False],
+                     [True, True, True, True, True],
+                     [False, False, False, False, True]])
+    q, k, v, _ = _case(1, mask)
+    expected = mt.scaled_dot_product_attention(q, k, v, mask=mask)[0]
+    close(call(predict_identical_keys, "predict_identical_keys", v, mask), expected,
+          "Your prediction with a mask", atol=1e-5,
+          hint="With a mask, row t is uniform over the keys that query t may see, and only those.")
