@@ -45,3 +45,29 @@ def grader(chapter):
             'pip install "mintransformer[exercises]" (or pip install otter-grader).'
         ) from error
     return otter.Notebook(tests_dir=tests_dir(chapter))
+
+
+def _check_file(chapter, label):
+    from otter.test_files import ExceptionTestFile
+
+    path = pathlib.Path(tests_dir(chapter)) / f"{label}.py"
+    if not path.is_file():
+        raise ValueError(f"no check {label!r} for {chapter}; its checks: {labels(chapter)}")
+    return ExceptionTestFile.from_file(str(path))
+
+
+def points(chapter, label):
+    """The points an exercise is worth: the sum of its check's test cases."""
+    return _check_file(chapter, label).possible
+
+
+def run_check(chapter, label, env):
+    """Run one exercise's check against ``env`` (a dict of the student's names).
+
+    Returns otter's result: ``.passed_all``, ``.score``, and ``.summary()``, the text that
+    ``grader.check`` shows. The tests use it to make sure that each check rejects the known wrong
+    answers with the message it should.
+    """
+    result = _check_file(chapter, label)
+    result.run(dict(env))
+    return result

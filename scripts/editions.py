@@ -1,0 +1,244 @@
+"""The book's chapters as notebooks for Colab: the reader's, the student's and the instructor's.
+
+One source, the chapter notebooks in ``chapters/``, gives every edition. The MyST in them
+(equations and their numbers, ``{eq}`` and ``{cite}`` references, admonitions, exercises, links
+to other pages) is turned into plain Jupyter markdown by QuantEcon's sphinx-tojupyter, a Sphinx
+builder made for this, run by ``jupyter-book build --builder custom --custom-builder jupyter``.
+Before it runs, this module rewrites a temporary copy of the book for the edition; afterwards it
+folds or drops the solutions and tags the cells for grading.
+
+An exercise in a chapter is a run of cells (CONTRIBUTING.md, "Exercises"):
+
+    markdown  :::{exercise} ... :label: ex-...            the task
+    code      tags exercise-work, remove-cell             the student's starting point
+    markdown  ```{solution-start} ex-...                  the worked solution, folded in the book
+    code      tag exercise-solution                       the reference solution (run by the tests)
+    markdown  ```{solution-end}
+    code      tag exercise-check                          grader.check("ex-...")
+
+Editions:
+
+- ``reader``: what the book's Colab buttons open. The work cell, the solution folded in a
+  ``<details>`` block (text and code), the check.
+- ``student``: the work cell and the check; no solution, neither code nor text.
+- ``instructor``: the student's notebook with the reference solutions in place: it grades to
+  full marks (tests/test_editions.py).
+
+In the student's and the instructor's notebooks every code cell before the exercises' set-up cell
+is tagged ``otter_ignore``: grading runs the set-up cell and the exercises only.
+"""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+import nbformat
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EDITIONS = ("reader", "student", "instructor")
+BEGIN, END = "MT-SOLUTION-BEGIN", "MT-SOLUTION-END"
+# The book's files that the Sphinx build reads (the package and the tests are not needed).
+BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
+
+
+def book_url():
+    """The rendered book's address, from ``html.baseurl`` in _config.yml (ends with '/')."""
+    for line in (ROOT / "_config.yml").read_text().splitlines():
+        if line.strip().startswith("baseurl:"):
+            return line.split("baseurl:", 1)[1].strip().strip('"').rstrip("/") + "/"
+    raise SystemExit("_config.yml has no html.baseurl")
+
+
+def tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def _solution_start(source):
+    """(label, the solution's text) of a ``{solution-start}`` cell, or None."""
+    match = re.match(r"```\{solution-start\}\s*(\S+)\n(?::[^\n]*\n)*```\n?(.*)", source, re.S)
+    return (match.group(1), match.group(2).strip()) if match else None
+
+
+def _is_solution_end(source):
+    return source.strip().startswith("```{solution-end}")
+
+
+def prepare_chapter(nb, edition):
+    """The chapter rewritten for ``edition``, still in MyST: sphinx-tojupyter converts it next."""
+    cells = []
+    for cell in nb.cells:
+        cell = nbformat.from_dict(json.loads(json.dumps(cell)))  # a copy
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        kind = tags(cell)
+        if "exercise-work" in kind:
+            cell.metadata["tags"] = [t for t in kind if t != "remove-cell"]  # shown in every edition
+        elif "exercise-solution" in kind and edition == "student":
+            continue
+        elif cell.cell_type == "markdown" and _solution_start(cell.source):
+            if edition == "student":
+                continue
+            label, text = _solution_start(cell.source)
+            cell.source = f"{BEGIN} {label}\n\n{text}" if text else f"{BEGIN} {label}"
+        elif cell.cell_type == "markdown" and _is_solution_end(cell.source):
+            if edition == "student":
+                continue
+            cell.source = END
+        cells.append(cell)
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    nb.cells = cells
+    return nb
+
+
+def _config(book_root, url):
+    """The book's _config.yml, plus the sphinx-tojupyter settings."""
+    text = (ROOT / "_config.yml").read_text()
+    extension = "    - sphinx_exercise\n"
+    assert extension in text, "_config.yml no longer lists sphinx_exercise where expected"
+    text = text.replace(extension, extension + "    - sphinx_tojupyter\n")
+    settings = (
+        "  config:\n"
+        "    tojupyter_target_html: true\n"
+        '    tojupyter_lang_synonyms: ["ipython3", "ipython", "python"]\n'
+        "    tojupyter_drop_solutions: false\n"
+    )
+    assert "  config:\n" in text
+    text = text.replace("  config:\n", settings, 1)
+    (book_root / "_config.yml").write_text(text)
+
+
+def convert(edition, chapters=None, workdir=None):
+    """{chapter stem: notebook} for ``edition``: the book's chapters, converted and post-processed."""
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {EDITIONS}, not {edition!r}")
+    url = book_url()
+    sources = sorted((ROOT / "chapters").glob("*.ipynb"))
+    if chapters:
+        sources = [p for p in sources if p.stem in chapters]
+    with tempfile.TemporaryDirectory() as tmp:
+        book = pathlib.Path(workdir or tmp) / "book"
+        if book.exists():
+            shutil.rmtree(book)
+        (book / "chapters").mkdir(parents=True)
+        for name in BOOK_FILES:
+            shutil.copy(ROOT / name, book / name)
+        for page in ROOT.glob("*.md"):
+            if page.name not in ("README.md", "CONTRIBUTING.md"):
+                shutil.copy(page, book / page.name)
+        _config(book, url)
+        originals = {}
+        for path in sorted((ROOT / "chapters").glob("*.ipynb")):  # every chapter: links resolve
+            nb = nbformat.read(path, as_version=4)
+            originals[path.stem] = nb
+            nbformat.write(prepare_chapter(nb, edition), book / "chapters" / path.name)
+        env = dict(os.environ, PYTHONWARNINGS="ignore")
+        run = subprocess.run(
+            [str(pathlib.Path(sys.executable).with_name("jupyter-book")), "build", str(book), "--builder", "custom",
+             "--custom-builder", "jupyter", "--keep-going", "-q"],
+            capture_output=True, text=True, env=env)
+        built = book / "_build" / "jupyter" / "chapters"
+        if run.returncode != 0 or not built.is_dir():
+            raise RuntimeError(f"sphinx-tojupyter failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+        return {p.stem: finish(nbformat.read(built / p.name, as_version=4), originals[p.stem],
+                               p.stem, edition, url)
+                for p in sources}
+
+
+def _code_cells_by_source(original):
+    """The source chapter's code cells, by their (stripped) source, in order."""
+    table = {}
+    for cell in original.cells:
+        if cell.cell_type == "code":
+            table.setdefault(cell.source.strip(), []).append(cell)
+    return table
+
+
+def _fold(cells):
+    """One markdown cell: a solution's text and code inside <details>."""
+    parts = []
+    for cell in cells:
+        text = cell.source.strip()
+        if cell.cell_type == "code":
+            text = f"```python\n{text}\n```"
+        if text:
+            parts.append(text)
+    body = "\n\n".join(parts)
+    return nbformat.v4.new_markdown_cell(
+        f"<details>\n<summary><b>Solution</b> (click to show)</summary>\n\n{body}\n\n</details>")
+
+
+def _clean_markdown(text, page_url):
+    """The few things sphinx-tojupyter leaves that Jupyter does not render as the book does."""
+    text = re.sub(r"^\*\*\|", "|", text, flags=re.M)  # a table's header row opened with '**'
+    text = re.sub(r"(\|[^\n]*\|)\n(?=[^|\n])", r"\1\n\n", text)  # a blank line after a table
+    text = text.replace("Solution to[ ", "Solution to [")
+    # Every link points at the rendered book: Colab has no other page, and no equation anchors.
+    text = re.sub(r"\]\((?!https?://|mailto:)([^)\s]+)\)",
+                  lambda m: f"]({urllib.parse.urljoin(page_url, m.group(1))})", text)
+    return text
+
+
+def finish(converted, original, chapter, edition, url):
+    """Restore the cells' tags, fold or drop the solutions, mark what grading skips."""
+    by_source = _code_cells_by_source(original)
+    cells, folding, in_setup = [], None, False
+    for cell in converted.cells:
+        if cell.cell_type == "code":
+            matches = by_source.get(cell.source.strip())
+            if matches:
+                source_cell = matches.pop(0)
+                cell.metadata["tags"] = [t for t in tags(source_cell) if t != "remove-cell"]
+        else:
+            cell.source = _clean_markdown(cell.source, f"{url}chapters/{chapter}.html")
+        text = cell.source.strip()
+        if cell.cell_type == "markdown" and text.startswith(BEGIN):
+            folding = [nbformat.v4.new_markdown_cell(text[len(BEGIN):].split("\n", 1)[1]
+                                                     if "\n" in text else "")]
+            continue
+        if cell.cell_type == "markdown" and text.startswith(END):
+            if edition == "reader":
+                cells.append(_fold(folding))
+            else:  # instructor: the solution stays, as cells that run
+                cells.extend(c for c in folding if c.source.strip())
+            folding = None
+            continue
+        if cell.cell_type == "markdown" and END in text:  # END merged into a following paragraph
+            raise RuntimeError(f"{chapter}: a solution's end marker shares a cell: {text[:80]!r}")
+        if folding is not None:
+            folding.append(cell)
+            continue
+        cells.append(cell)
+    assert folding is None, f"{chapter}: a solution is not closed"
+    if edition != "reader":
+        for cell in cells:
+            if cell.cell_type == "code":
+                in_setup = in_setup or "exercise-setup" in tags(cell)
+                if not in_setup:
+                    cell.metadata["tags"] = tags(cell) + ["otter_ignore"]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "colab": {"provenance": []},
+        "mintransformer": {"chapter": chapter, "edition": edition,
+                           "made_by": "scripts/editions.py from chapters/" + chapter + ".ipynb"},
+    }
+    return notebook
+
+
+def write(edition, out_dir, chapters=None):
+    """Write one notebook per chapter of ``edition`` into ``out_dir``; return their paths."""
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for chapter, nb in convert(edition, chapters).items():
+        path = out_dir / f"{chapter}.ipynb"
+        nbformat.write(nb, path)
+        paths.append(path)
+    return paths
