@@ -105,7 +105,7 @@ def _config(book_root, url):
     settings = (
         "  config:\n"
         "    tojupyter_target_html: true\n"
-        '    tojupyter_lang_synonyms: ["ipython3", "ipython", "python"]\n'
+        '    tojupyter_lang_synonyms: ["ipython3"]\n'
         "    tojupyter_drop_solutions: false\n"
     )
     assert "  config:\n" in text
