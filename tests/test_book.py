@@ -71,7 +71,7 @@ def test_chapter_standard(path):
     assert re.search(r"^#+ .*summary", md, re.I | re.M), "no summary section"
     assert re.search(r"\{admonition\}.*pitfall", md, re.I), "no pitfalls box"
     exercises = re.findall(r"\{exercise\}", md)
-    solutions = re.findall(r"\{solution\}[^\n]*\n(?::label:[^\n]*\n)?:class: dropdown", md)
+    solutions = re.findall(r"\{solution(?:-start)?\}[^\n]*\n(?::label:[^\n]*\n)?:class: dropdown", md)
     assert len(exercises) >= 3, f"{len(exercises)} exercises"
     assert len(solutions) >= len(exercises), "every exercise needs a solution hidden in a dropdown"
     assert re.search(r"\$\$\s*\(eq-[\w-]+\)", md), "no numbered equation"
@@ -106,7 +106,8 @@ SOURCE_NAMES = {
     "the head-splitting walkthrough": "the-head-splitting-walkthrough",
     "the MinTransformer course chapter": "the-mintransformer-course-chapter",
 }
-PAGES = CHAPTERS + [ROOT / name for name in ("intro.md", "notation.md", "sources.md", "references.md")]
+PAGES = CHAPTERS + [ROOT / name for name in ("intro.md", "notation.md", "instructors.md", "sources.md",
+                                             "references.md")]
 
 
 def _texts(path):
@@ -140,3 +141,60 @@ def test_the_sources_page_describes_each_source_under_its_name():
     headings = re.findall(r"^## (.+)$", (ROOT / "sources.md").read_text(), re.MULTILINE)
     assert [h.lower() for h in headings] == [n.lower() for n in SOURCE_NAMES]
     assert "sources" in TOC
+
+
+def _tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def exercises(path):
+    """[(label, exercise text, [cells of the exercise])] of a chapter's Exercises section."""
+    found = []
+    for cell in cells(path):
+        source = "".join(cell["source"])
+        match = re.search(r"\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n:::", source, re.S)
+        if cell["cell_type"] == "markdown" and match:
+            found.append((match.group(1), match.group(2), []))
+        elif found and cell["cell_type"] == "markdown" and re.match(r"#+ ", source):
+            break  # the next section
+        elif found:
+            found[-1][2].append(cell)
+    return found
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_exercises_are_done_and_checked(path):
+    # CONTRIBUTING.md, "Exercises": each is a task, a work cell, a folded solution that runs, and
+    # a check (or *Graded by hand.*), and the chapter has at least 3 checked ones.
+    import mintransformer as mt
+
+    chapter, found = path.stem, exercises(path)
+    assert found, f"{path.name}: no exercise"
+    setup = [c for c in cells(path) if "exercise-setup" in _tags(c)]
+    assert len(setup) == 1 and f'mt.exercises.grader("{chapter}")' in "".join(setup[0]["source"])
+    checked = []
+    for label, text, group in found:
+        kinds = [t for c in group for t in _tags(c)]
+        sources = ["".join(c["source"]) for c in group]
+        assert kinds.count("exercise-work") == 1, f"{label}: needs one work cell"
+        assert "remove-cell" in kinds, f"{label}: its work cell must be hidden in the book (remove-cell)"
+        assert "exercise-solution" in kinds, f"{label}: its solution must be code that runs"
+        assert any(s.startswith("```{solution-start} " + label) for s in sources), f"{label}: no folded solution"
+        checks = [s for c, s in zip(group, sources) if "exercise-check" in _tags(c)]
+        if checks:
+            assert checks == [f'grader.check("{label}")'], f"{label}: its check cell is {checks}"
+            checked.append(label)
+        else:
+            assert text.lstrip().startswith("*Graded by hand.*"), f"{label}: no check and not graded by hand"
+    assert sorted(checked) == mt.exercises.labels(chapter), "check cells and check files disagree"
+    assert len(checked) >= 3, f"{path.name}: {len(checked)} checked exercises"
+    texts = [text for _, text, _ in found]
+    assert any(t.lstrip().startswith("**Implement it.**") for t in texts), f"{path.name}: no 'Implement it'"
+    if re.search(r"\{admonition\}.*pitfall", markdown(path), re.I):
+        assert any(t.lstrip().startswith("**Find and fix the bug.**") for t in texts), (
+            f"{path.name} has pitfalls but no 'Find and fix the bug' exercise")
+    for label in checked:  # instructors.md: each test case is worth one point
+        from otter.test_files import ExceptionTestFile
+
+        check = ExceptionTestFile.from_file(str(pathlib.Path(mt.exercises.tests_dir(chapter)) / f"{label}.py"))
+        assert check.name == label and all(tc.points == 1 for tc in check.test_cases), label
