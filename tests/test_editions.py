@@ -171,3 +171,12 @@ def test_a_student_notebook_runs_as_in_colab(made, tmp_path):
         assert "results:" in text and "Test case failed" in text, text[:300]
     where = nb.cells[-1].outputs[0]["text"]
     assert str(site) in where and str(ROOT) not in where, where
+
+
+@pytest.mark.skipif(not (ROOT / "_build" / "html").is_dir(), reason="the book is not built")
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_launch_button_opens_the_colab_notebook(chapter):
+    page = (ROOT / "_build" / "html" / "chapters" / f"{chapter}.html").read_text()
+    links = set(re.findall(r'href="(https://colab\.research\.google\.com/github/[^"]+)"', page))
+    assert len(links) == 1, links
+    assert links.pop().endswith(f"/blob/main/colab/chapters/{chapter}.ipynb")
