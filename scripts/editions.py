@@ -69,14 +69,14 @@ def _is_solution_end(source):
     return source.strip().startswith("```{solution-end}")
 
 
-def prepare_chapter(nb, edition):
+def prepare_chapter(nb, edition, keep_outputs=False):
     """The chapter rewritten for ``edition``, still in MyST: sphinx-tojupyter converts it next."""
     cells = []
     for cell in nb.cells:
         cell = nbformat.from_dict(json.loads(json.dumps(cell)))  # a copy
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
         kind = tags(cell)
+        if cell.cell_type == "code" and (not keep_outputs or "exercise-check" in kind):
+            cell.outputs, cell.execution_count = [], None
         if "exercise-work" in kind:
             cell.metadata["tags"] = [t for t in kind if t != "remove-cell"]  # shown in every edition
         elif "exercise-solution" in kind and edition == "student":
@@ -113,6 +113,35 @@ def _config(book_root, url):
     (book_root / "_config.yml").write_text(text)
 
 
+def copy_book(book, edition, keep_outputs=False, tojupyter=True):
+    """A copy of the book in ``book``, its chapters prepared for ``edition``; the originals."""
+    if book.exists():
+        shutil.rmtree(book)
+    (book / "chapters").mkdir(parents=True)
+    for name in BOOK_FILES:
+        shutil.copy(ROOT / name, book / name)
+    for page in ROOT.glob("*.md"):
+        if page.name not in ("README.md", "CONTRIBUTING.md"):
+            shutil.copy(page, book / page.name)
+    shutil.copytree(ROOT / "paper_imgs", book / "paper_imgs")  # the pages' pictures
+    if tojupyter:
+        _config(book, book_url())
+    originals = {}
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):  # every chapter: links resolve
+        nb = nbformat.read(path, as_version=4)
+        originals[path.stem] = nb
+        nbformat.write(prepare_chapter(nb, edition, keep_outputs), book / "chapters" / path.name)
+    return originals
+
+
+def _jupyter_book(*args):
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    run = subprocess.run([str(pathlib.Path(sys.executable).with_name("jupyter-book")), *args],
+                         capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        raise RuntimeError(f"jupyter-book {' '.join(args)} failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+
+
 def convert(edition, chapters=None, workdir=None):
     """{chapter stem: notebook} for ``edition``: the book's chapters, converted and post-processed."""
     if edition not in EDITIONS:
@@ -123,31 +152,31 @@ def convert(edition, chapters=None, workdir=None):
         sources = [p for p in sources if p.stem in chapters]
     with tempfile.TemporaryDirectory() as tmp:
         book = pathlib.Path(workdir or tmp) / "book"
-        if book.exists():
-            shutil.rmtree(book)
-        (book / "chapters").mkdir(parents=True)
-        for name in BOOK_FILES:
-            shutil.copy(ROOT / name, book / name)
-        for page in ROOT.glob("*.md"):
-            if page.name not in ("README.md", "CONTRIBUTING.md"):
-                shutil.copy(page, book / page.name)
-        _config(book, url)
-        originals = {}
-        for path in sorted((ROOT / "chapters").glob("*.ipynb")):  # every chapter: links resolve
-            nb = nbformat.read(path, as_version=4)
-            originals[path.stem] = nb
-            nbformat.write(prepare_chapter(nb, edition), book / "chapters" / path.name)
-        env = dict(os.environ, PYTHONWARNINGS="ignore")
-        run = subprocess.run(
-            [str(pathlib.Path(sys.executable).with_name("jupyter-book")), "build", str(book), "--builder", "custom",
-             "--custom-builder", "jupyter", "--keep-going", "-q"],
-            capture_output=True, text=True, env=env)
+        originals = copy_book(book, edition)
+        _jupyter_book("build", str(book), "--builder", "custom", "--custom-builder", "jupyter",
+                      "--keep-going", "-q")
         built = book / "_build" / "jupyter" / "chapters"
-        if run.returncode != 0 or not built.is_dir():
-            raise RuntimeError(f"sphinx-tojupyter failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
         return {p.stem: finish(nbformat.read(built / p.name, as_version=4), originals[p.stem],
                                p.stem, edition, url)
                 for p in sources}
+
+
+def html_without_solutions(out_dir):
+    """The book as HTML with no solution: each exercise shows its work cell and its check.
+
+    (sphinx-exercise's own ``hide_solutions`` fails on gated solutions, its issue 89: the
+    solutions are removed from a copy of the chapters instead.) The stored outputs stay, but for
+    the checks', which were made with the solutions.
+    """
+    out_dir = pathlib.Path(out_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        book = pathlib.Path(tmp) / "book"
+        copy_book(book, "student", keep_outputs=True, tojupyter=False)
+        _jupyter_book("build", str(book), "-W", "-n", "--keep-going", "-q")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        shutil.copytree(book / "_build" / "html", out_dir)
+    return out_dir / "index.html"
 
 
 def _code_cells_by_source(original):

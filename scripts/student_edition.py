@@ -7,11 +7,15 @@ the solutions' code nor their text is there. The notebooks are the chapters as t
 with the MyST turned into plain markdown (scripts/editions.py), so Colab renders them: equations
 numbered as in the book, references resolved, every link pointing at the rendered book.
 
+``--html`` also writes the HTML book without solutions into OUT_DIR/html (each exercise with its
+work cell and its check, the rest of the book as usual).
+
 ``--solutions`` writes the instructor's edition instead: the same notebooks with the reference
 solutions in place, as cells that run; it grades to full marks with scripts/grade.py.
 """
 
 import argparse
+import pathlib
 
 import editions
 
@@ -22,10 +26,13 @@ def main(argv=None):
     parser.add_argument("--solutions", action="store_true",
                         help="the instructor's edition: the reference solutions in place")
     parser.add_argument("--chapters", nargs="*", help="chapter stems (default: every chapter)")
+    parser.add_argument("--html", action="store_true", help="also the HTML book without solutions")
     args = parser.parse_args(argv)
     edition = "instructor" if args.solutions else "student"
     for path in editions.write(edition, args.out_dir, args.chapters):
         print(path)
+    if args.html and not args.solutions:
+        print(editions.html_without_solutions(pathlib.Path(args.out_dir) / "html"))
 
 
 if __name__ == "__main__":

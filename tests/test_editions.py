@@ -180,3 +180,14 @@ def test_the_launch_button_opens_the_colab_notebook(chapter):
     links = set(re.findall(r'href="(https://colab\.research\.google\.com/github/[^"]+)"', page))
     assert len(links) == 1, links
     assert links.pop().endswith(f"/blob/main/colab/chapters/{chapter}.ipynb")
+
+
+def test_the_html_book_without_solutions(tmp_path):
+    """student_edition.py --html: the book builds with no solution in it, work cells shown."""
+    index = editions.html_without_solutions(tmp_path / "html")
+    assert index.is_file()
+    for chapter in CHAPTERS:
+        page = (tmp_path / "html" / "chapters" / f"{chapter}.html").read_text()
+        assert 'class="solution' not in page and "Solution to" not in page, chapter
+        assert page.count("raise NotImplementedError") + page.count("= ...") >= 3, chapter
+        assert "passed!" not in page, f"{chapter}: a check's output made with the solutions"
