@@ -189,5 +189,6 @@ def test_the_html_book_without_solutions(tmp_path):
     for chapter in CHAPTERS:
         page = (tmp_path / "html" / "chapters" / f"{chapter}.html").read_text()
         assert 'class="solution' not in page and "Solution to" not in page, chapter
-        assert page.count("raise NotImplementedError") + page.count("= ...") >= 3, chapter
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", page))
+        assert text.count("raise NotImplementedError") + text.count("= ...") >= 3, chapter
         assert "passed!" not in page, f"{chapter}: a check's output made with the solutions"
