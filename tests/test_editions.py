@@ -80,6 +80,14 @@ def graded(made, tmp_path_factory):
         for chapter, path in made[edition].items():
             (submissions / f"{chapter}-{edition}.ipynb").write_bytes(path.read_bytes())
     (submissions / "02_attention-broken.ipynb").write_text('{"cells": [')  # not even JSON
+    # Half done: one solution raises, one exercise left blank, under a name that says nothing.
+    half = nbformat.read(made["instructor"]["02_attention"], as_version=4)
+    for cell in half.cells:
+        if "exercise-solution" in editions.tags(cell) and "def my_attention" in cell.source:
+            cell.source = "def my_attention(q, k, v, mask=None):\n    return 1 / 0"
+        if "exercise-solution" in editions.tags(cell) and "def my_decoder_mask" in cell.source:
+            cell.source = "raise RuntimeError('not finished')"
+    nbformat.write(half, submissions / "half-done.ipynb")
     out = submissions / "grades.csv"
     subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(submissions), str(out)],
                    check=True, cwd=submissions, timeout=1800)
@@ -109,6 +117,23 @@ def test_the_blank_student_edition_grades_to_zero(graded, chapter):
 def test_a_broken_submission_is_graded_and_named(graded):
     row = graded["02_attention-broken.ipynb"]
     assert float(row["total"]) == 0 and "not a readable notebook" in row["error"]
+
+
+def test_a_half_done_submission_gets_the_points_of_what_works(graded):
+    row = graded["half-done.ipynb"]
+    assert row["chapter"] == "02_attention" and not row["error"], row
+    assert float(row["ex-attention-implement"]) == 0 and float(row["ex-attention-combine-masks"]) == 0
+    for label in ("ex-attention-by-hand", "ex-attention-identical-keys", "ex-attention-fix-additive-mask"):
+        assert float(row[label]) == mt.exercises.points("02_attention", label), (label, row)
+
+
+def test_a_submission_that_hangs_is_stopped_and_named(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(600)")])
+    nb.metadata["mintransformer"] = {"chapter": "02_attention"}
+    (tmp_path / "subs").mkdir()
+    nbformat.write(nb, tmp_path / "subs" / "forever.ipynb")
+    rows = grade.grade(tmp_path / "subs", tmp_path / "grades.csv", timeout=20, log=lambda _: None)
+    assert rows[0]["error"] == "grading took longer than 20 s" and rows[0]["total"] == 0
 
 
 MYST = [r"\{(eq|cite|cite:\w+|ref|numref|doc|term|download|math)\}`", r"^:::", r"^```\{",
