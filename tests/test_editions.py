@@ -137,7 +137,7 @@ def test_a_submission_that_hangs_is_stopped_and_named(tmp_path):
 
 
 MYST = [r"\{(eq|cite|cite:\w+|ref|numref|doc|term|download|math)\}`", r"^:::", r"^```\{",
-        r"^:label:", r"^:class:", r"\$\$\s*\(", r"\{exercise\}", r"\{solution", r"\{admonition\}"]
+        r"^:label:", r"^:class:", r"\$\$ *\([\w-]+\) *$", r"\{exercise\}", r"\{solution", r"\{admonition\}"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -1,0 +1,125 @@
+"""Exercise: a numerically stable softmax in NumPy, along any axis."""
+
+import numpy as np
+from keras import ops
+from otter.test_files import test_case
+
+from mintransformer.exercises.checking import call, close, like, to_numpy
+
+OK_FORMAT = False
+name = "ex-mathematics-softmax"
+points = 4
+
+
+def _reference(z, axis=-1):
+    return ops.convert_to_numpy(ops.softmax(ops.convert_to_tensor(z, dtype="float64"), axis=axis))
+
+
+def _run(stable_softmax, z, **kwargs):
+    try:
+        result = call(stable_softmax, "stable_softmax", z, **kwargs)
+    except AssertionError as error:
+        if "broadcast" in str(error):
+            raise AssertionError(
+                f"{error}. The maximum and the sum along `axis` lose that axis unless you pass "
+                "keepdims=True; then they broadcast back against z."
+            ) from None
+        raise
+    with np.errstate(all="ignore"):
+        return to_numpy(result, "The result of `stable_softmax`")
+
+
+def _naive(z, axis=-1):
+    with np.errstate(all="ignore"):
+        e = np.exp(z)
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _global_max(z, axis=-1):
+    with np.errstate(all="ignore"):
+        e = np.exp(z - np.max(z))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _no_keepdims(z, axis=-1):
+    """The maximum taken without keepdims: None where the shapes do not even broadcast."""
+    try:
+        with np.errstate(all="ignore"):
+            e = np.exp(z - np.max(z, axis=axis))
+            return e / np.sum(e, axis=axis, keepdims=True)
+    except ValueError:
+        return None
+
+
+def _same_with_nan(actual, wrong):
+    wrong = np.asarray(wrong, dtype="float64")
+    return (actual.shape == wrong.shape and np.any(np.isnan(wrong))
+            and np.allclose(actual, wrong, atol=1e-6, equal_nan=True))
+
+
+@test_case(points=1)
+def ordinary_logits(stable_softmax):
+    z = np.random.default_rng(0).normal(scale=3.0, size=(4, 6))
+    got = _run(stable_softmax, z.copy())
+    if like(got, _reference(z, axis=0), atol=1e-6):
+        raise AssertionError(
+            "Each column of your result sums to 1: you normalised along axis 0. The default is "
+            "axis=-1, the last axis (in attention: over the keys of one query)."
+        )
+    close(got, _reference(z), "stable_softmax(z) for a (4, 6) array of ordinary logits", atol=1e-6,
+          hint="softmax(z)_i = exp(z_i - m) / sum_j exp(z_j - m), m the largest entry of the same row.")
+
+
+@test_case(points=1)
+def extreme_logits(stable_softmax):
+    z = np.array([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -1002.0], [1000.0, 0.0, -1000.0]],
+                 dtype="float32")
+    got = _run(stable_softmax, z.copy())
+    if _same_with_nan(got, _naive(z)):
+        raise AssertionError(
+            "This is the formula as written: exp(1000) overflows to inf (inf / inf = nan) and "
+            "exp(-1000) underflows to 0 (0 / 0 = nan). Subtract each row's maximum before exp."
+        )
+    if _same_with_nan(got, _global_max(z)):
+        raise AssertionError(
+            "The row [-1000, -1001, -1002] gives nan: you subtracted the largest entry of the whole "
+            "array (1000), so every exp of that row underflows to 0. Subtract each row's own maximum: "
+            "np.max(z, axis=axis, keepdims=True)."
+        )
+    close(got, _reference(z), "stable_softmax(z) for logits of +-1000", atol=1e-6,
+          hint="Shift each row by its own maximum: the largest exponent is then e^0 = 1 and the "
+          "denominator at least 1.")
+
+
+@test_case(points=1)
+def any_axis(stable_softmax):
+    rng = np.random.default_rng(1)
+    square = rng.normal(scale=2.0, size=(3, 3))
+    cube = rng.normal(scale=2.0, size=(2, 3, 4))
+    for z, axis in [(square, -1), (square, 0), (cube, 1), (cube, -1)]:
+        got = _run(stable_softmax, z.copy(), axis=axis)
+        what = f"stable_softmax(z, axis={axis}) for z of shape {z.shape}"
+        if axis not in (-1, z.ndim - 1) and like(got, _reference(z, axis=-1), atol=1e-6):
+            raise AssertionError(f"{what} is the softmax along the last axis: use the `axis` argument.")
+        reference = _reference(z, axis=axis)
+        wrong = _no_keepdims(z, axis)
+        if wrong is not None and not np.allclose(wrong, reference, atol=1e-6) and like(got, wrong, atol=1e-6):
+            raise AssertionError(
+                f"{what} is wrong: the maximum, taken without keepdims=True, was subtracted along the "
+                "wrong axis (a square matrix hides it: the shapes still broadcast). Use "
+                "np.max(z, axis=axis, keepdims=True)."
+            )
+        close(got, reference, what, atol=1e-6,
+              hint="Take the maximum and the sum along `axis`, with keepdims=True.")
+
+
+@test_case(points=1)
+def leaves_its_input_alone(stable_softmax):
+    z = np.random.default_rng(2).normal(size=(2, 5))
+    before = z.copy()
+    _run(stable_softmax, z)
+    if not np.array_equal(z, before):
+        raise AssertionError(
+            "`stable_softmax` changed the array it was given (an in-place `z -= ...`). Write "
+            "z = z - np.max(...) instead: the caller's logits must stay as they were."
+        )

@@ -1,0 +1,327 @@
+"""Chapter 1's checks reject the wrong answers they are meant to catch, with the right message.
+
+The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
+tests/test_editions.py (the instructor's edition grades to full marks).
+"""
+
+import numpy as np
+import pytest
+from keras import ops
+
+import mintransformer as mt
+
+CHAPTER = "01_mathematics"
+
+
+def check(label, **env):
+    result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+# The reference answers, as in the chapter's solutions.
+def stable_softmax(z, axis=-1):
+    z = np.asarray(z)
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def fixed_attention(Q, K, V):
+    weights = stable_softmax(Q @ K.T / np.sqrt(K.shape[-1]))
+    return weights @ V, weights
+
+
+RIGHT = {
+    "ex-mathematics-softmax": {"stable_softmax": stable_softmax},
+    "ex-mathematics-shift": {
+        "softmax_z": stable_softmax(np.array([0.0, 1.0])),
+        "softmax_2z": stable_softmax(np.array([0.0, 2.0])),
+        "row_shift": lambda Q, b_K: Q @ b_K / np.sqrt(Q.shape[-1]),
+        "bias_changes_weights": {"query": True, "key": False, "value": False},
+    },
+    "ex-mathematics-temperature": {
+        "cold_limit": lambda z: (z == z.max()) / (z == z.max()).sum(),
+        "hot_limit": lambda z: np.full(len(z), 1 / len(z)),
+    },
+    "ex-mathematics-variance": {
+        "dot_variance": lambda d_k, sigma: d_k * sigma**4,
+        "scaled_dot_variance": lambda d_k, sigma: sigma**4,
+        "sample_ratio": 1.02,
+    },
+    "ex-mathematics-divide-by-dk": {
+        "var_divided_by_dk": lambda d_k: 1 / d_k,
+        "limits_divided_by_dk": lambda S: (1 / S, np.log(S)),
+    },
+    "ex-mathematics-fix-sum-index": {"fixed_attention": fixed_attention},
+    "ex-mathematics-permutation": {"predict_reversed": lambda out, A: (out[::-1], A[::-1, ::-1])},
+}
+
+
+def with_(label, **changes):
+    """The right answers of ``label``, with some of them replaced."""
+    return {**RIGHT[label], **changes}
+
+
+def test_every_check_has_its_right_answers_here():
+    assert sorted(RIGHT) == mt.exercises.labels(CHAPTER)
+
+
+@pytest.mark.parametrize("label", sorted(RIGHT))
+def test_the_right_answers_pass(label):
+    passed, text = check(label, **RIGHT[label])
+    assert passed, text
+
+
+@pytest.mark.parametrize("label", sorted(RIGHT))
+def test_blank_answers_fail_and_say_so(label):
+    passed, text = check(label)  # nothing defined
+    assert not passed and "is not defined" in text
+    placeholders = {name: stub if callable(value) else ... for name, value in RIGHT[label].items()}
+    passed, text = check(label, **placeholders)
+    assert not passed and ("still `...`" in text or "NotImplementedError" in text), text
+    assert "Test case passed" not in text, text  # every case fails on a blank answer
+
+
+# ---------------------------------------------------------------- stable softmax
+def naive_softmax(z, axis=-1):
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def global_max_softmax(z, axis=-1):
+    e = np.exp(z - np.max(z))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def axis_ignored(z, axis=-1):
+    return stable_softmax(z)
+
+
+def no_keepdims(z, axis=-1):
+    e = np.exp(z - np.max(z, axis=axis))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def in_place(z, axis=-1):
+    z -= np.max(z, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def columns(z, axis=-1):
+    return stable_softmax(z, axis=0)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("wrong,message", [
+    (naive_softmax, "the formula as written"),
+    (global_max_softmax, "largest entry of the whole array"),
+    (axis_ignored, "use the `axis` argument"),
+    (no_keepdims, "keepdims=True"),
+    (in_place, "changed the array it was given"),
+    (columns, "you normalised along axis 0"),
+])
+def test_softmax_rejects_the_known_mistakes(wrong, message):
+    passed, text = check("ex-mathematics-softmax", stable_softmax=wrong)
+    assert not passed and message in text, text
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_softmax_names_keepdims_on_a_square_matrix():
+    passed, text = check("ex-mathematics-softmax", stable_softmax=lambda z, axis=-1: (
+        no_keepdims(z, axis) if np.shape(z) == (3, 3) else stable_softmax(z, axis)))
+    assert not passed and "a square matrix hides it" in text, text
+
+
+# ---------------------------------------------------------------- shift
+def test_shift_rejects_doubling_as_a_shift():
+    same = stable_softmax(np.array([0.0, 1.0]))
+    passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", softmax_2z=same))
+    assert not passed and "doubling the logits is not adding a constant" in text, text
+
+
+def test_shift_rejects_the_unscaled_row_shift():
+    passed, text = check("ex-mathematics-shift",
+                         **with_("ex-mathematics-shift", row_shift=lambda Q, b_K: Q @ b_K))
+    assert not passed and "divided by sqrt(d_k) too" in text, text
+
+
+@pytest.mark.parametrize("role,message", [
+    ("query", "which depends on the key s"),
+    ("key", "the softmax ignores such a shift"),
+    ("value", "does not enter the scores at all"),
+])
+def test_shift_names_each_wrong_bias(role, message):
+    answers = {"query": True, "key": False, "value": False}
+    answers[role] = not answers[role]
+    passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", bias_changes_weights=answers))
+    assert not passed and message in text, text
+
+
+def test_shift_wants_booleans_in_a_dict():
+    passed, text = check("ex-mathematics-shift", **with_(
+        "ex-mathematics-shift", bias_changes_weights={"query": ..., "key": False, "value": False}))
+    assert not passed and "must be True or False" in text, text
+    passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", bias_changes_weights=[True]))
+    assert not passed and "must be a dict" in text, text
+
+
+# ---------------------------------------------------------------- temperature
+def test_temperature_rejects_one_hot_on_a_tie():
+    passed, text = check("ex-mathematics-temperature", **with_(
+        "ex-mathematics-temperature", cold_limit=lambda z: np.eye(len(z))[np.argmax(z)]))
+    assert not passed and "share the maximum" in text, text
+
+
+def test_temperature_rejects_a_small_temperature_for_the_limit():
+    passed, text = check("ex-mathematics-temperature", **with_(
+        "ex-mathematics-temperature", cold_limit=lambda z: stable_softmax(z / 0.01)))
+    assert not passed and "a small temperature, not the limit" in text, text
+
+
+def test_temperature_rejects_a_wrong_hot_limit():
+    passed, text = check("ex-mathematics-temperature", **with_(
+        "ex-mathematics-temperature", hot_limit=lambda z: z / z.sum()))
+    assert not passed and "softmax of all zeros" in text, text
+
+
+# ---------------------------------------------------------------- variance
+@pytest.mark.parametrize("wrong,message", [
+    (lambda d_k, sigma: d_k * sigma**2, "sigma^2 * sigma^2 = sigma^4, not sigma^2"),
+    (lambda d_k, sigma: d_k, "does not depend on sigma"),
+    (lambda d_k, sigma: np.sqrt(d_k) * sigma**2, "that is the standard deviation"),
+    (lambda d_k, sigma: d_k**2 * sigma**4, "not d_k^2 times"),
+])
+def test_variance_names_the_wrong_formulas(wrong, message):
+    passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", dot_variance=wrong))
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda d_k, sigma: 1.0, "holds only for sigma = 1"),
+    (lambda d_k, sigma: np.sqrt(d_k) * sigma**4, "divides the variance by c^2"),
+    (lambda d_k, sigma: d_k * sigma**4, "before dividing by sqrt(d_k)"),
+    (lambda d_k, sigma: sigma**2, "variance sigma^4, not sigma^2"),
+])
+def test_variance_names_the_wrong_scaled_formulas(wrong, message):
+    passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", scaled_dot_variance=wrong))
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("ratio,message", [
+    (4.07, "you divided by d_k sigma^2"),
+    (16.3, "you divided by d_k alone"),
+    (0.5, "within 0.05 of 1"),
+    ("about one", "must be an array or a tensor of numbers"),
+])
+def test_variance_checks_the_measured_ratio(ratio, message):
+    passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", sample_ratio=ratio))
+    assert not passed and message in text, text
+
+
+# ---------------------------------------------------------------- divide by d_k
+@pytest.mark.parametrize("wrong,message", [
+    (lambda d_k: 1 / np.sqrt(d_k), "it gives 1/sqrt(d_k)"),
+    (lambda d_k: 1.0, "1 is the variance after dividing by sqrt(d_k)"),
+    (lambda d_k: d_k, "the variance without any scaling"),
+    (lambda d_k: 1 / d_k**2, "Var(q . k) is d_k, not 1"),
+])
+def test_divide_by_dk_names_the_wrong_variances(wrong, message):
+    passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", var_divided_by_dk=wrong))
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda S: (1.0, 0.0), "a hard maximum, the limit WITHOUT scaling"),
+    (lambda S: (1 / S, np.log2(S)), "in nats"),
+    (lambda S: 1 / S, "must return a pair"),
+])
+def test_divide_by_dk_names_the_wrong_limits(wrong, message):
+    passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=wrong))
+    assert not passed and message in text, text
+
+
+# ---------------------------------------------------------------- find and fix the bug
+def sketch_attention(Q, K, V):
+    """The buggy code of the exercise: eq2_3 typed in with the sketch's index names."""
+    n, d_k = K.shape
+    alpha = np.zeros((Q.shape[0], n))
+    for i in range(Q.shape[0]):
+        for j in range(n):
+            denominator = 0.0
+            for j in range(n):  # noqa: B007 - the bug under test
+                denominator += np.exp(Q[i] @ K[j] / np.sqrt(d_k))
+            alpha[i, j] = np.exp(Q[i] @ K[j] / np.sqrt(d_k)) / denominator
+    return alpha @ V, alpha
+
+
+def each_entry_over_itself(Q, K, V):
+    scores = Q @ K.T / np.sqrt(K.shape[-1])
+    weights = np.exp(scores) / np.exp(scores)
+    return weights @ V, weights
+
+
+def over_the_queries(Q, K, V):
+    weights = stable_softmax(Q @ K.T / np.sqrt(K.shape[-1]), axis=0)
+    return weights @ V, weights
+
+
+def unscaled(Q, K, V):
+    weights = stable_softmax(Q @ K.T)
+    return weights @ V, weights
+
+
+def naive(Q, K, V):  # the index fixed, the formula's exp kept: overflows near +1000
+    scores = Q @ K.T / np.sqrt(K.shape[-1])
+    weights = naive_softmax(scores)
+    return weights @ V, weights
+
+
+def shifted_by_the_global_max(Q, K, V):
+    scores = Q @ K.T / np.sqrt(K.shape[-1])
+    weights = global_max_softmax(scores)
+    return weights @ V, weights
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("wrong,message", [
+    (sketch_attention, "still the bug"),
+    (each_entry_over_itself, "every weight is 1"),
+    (over_the_queries, "you normalised over the queries"),
+    (unscaled, "divide the scores by sqrt(d_k)"),
+    (naive, "subtract each row's largest score before exp"),
+    (shifted_by_the_global_max, "largest score of the whole matrix"),
+])
+def test_fix_rejects_the_sketch_and_the_half_fixes(wrong, message):
+    passed, text = check("ex-mathematics-fix-sum-index", fixed_attention=wrong)
+    assert not passed and message in text, text
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_fix_passes_the_small_cases_with_the_naive_softmax_only_fails_the_large_one():
+    result = mt.exercises.run_check(CHAPTER, "ex-mathematics-fix-sum-index", {"fixed_attention": naive})
+    assert result.score == 2, result.summary()
+
+
+def test_fix_reference_is_the_package():
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.normal(size=(3, 4)).astype("float32") for _ in range(3))
+    out, w = fixed_attention(Q, K, V)
+    ref_out, ref_w = mt.scaled_dot_product_attention(Q, K, V)
+    assert np.allclose(w, ops.convert_to_numpy(ref_w), atol=1e-6)
+    assert np.allclose(out, ops.convert_to_numpy(ref_out), atol=1e-6)
+
+
+# ---------------------------------------------------------------- permutation
+@pytest.mark.parametrize("wrong,message", [
+    (lambda out, A: (out, A), "row t belongs to the token now at position t"),
+    (lambda out, A: (out[::-1], A[::-1]), "reverse both axes"),
+    (lambda out, A: (out[::-1], A), "both in the new order"),
+    (lambda out, A: out[::-1], "must return a pair"),
+])
+def test_permutation_names_the_wrong_predictions(wrong, message):
+    passed, text = check("ex-mathematics-permutation", predict_reversed=wrong)
+    assert not passed and message in text, text
