@@ -1,0 +1,80 @@
+"""Exercise: the parameters of the package's and of Keras's multi-head attention, as formulas."""
+
+import keras
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import call
+
+OK_FORMAT = False
+name = "ex-model-heads-free"
+points = 2
+
+
+def _number(value, what):
+    try:
+        return float(value)
+    except Exception:
+        raise AssertionError(f"{what} must return a number, not {type(value).__name__}.") from None
+
+
+@test_case(points=1)
+def package_attention(package_mha_params):
+    x = np.zeros((1, 3, 16), dtype="float32")
+    cases = [(16, 1), (16, 2), (16, 4), (16, 8)]
+    got, expected = [], []
+    for d_model, num_heads in cases:
+        layer = mt.MultiHeadAttention(d_model, num_heads)
+        layer(x, x, x)
+        expected.append(layer.count_params())
+        got.append(_number(call(package_mha_params, "package_mha_params", d_model, num_heads),
+                           "`package_mha_params`"))
+    if len(set(got)) > 1:
+        raise AssertionError(
+            f"At d_model = 16 your counts for h = 1, 2, 4, 8 are {[int(g) for g in got]}: they change with "
+            "h. The package projects all heads with one D x D matrix each for W^Q, W^K, W^V (then splits "
+            "the result into h slices of width D/h), and W^O is D x D: the count does not depend on h."
+        )
+    if np.isclose(got[0], 4 * 16 * 16):
+        raise AssertionError("You count 4 D^2: each of the four projections also has a bias of D entries.")
+    for (d_model, num_heads), g, e in zip(cases, got, expected):
+        if abs(g - e) > 0.5:
+            raise AssertionError(
+                f"package_mha_params({d_model}, {num_heads}) returns {g:,.0f}; the package's layer has {e:,}."
+            )
+
+
+@test_case(points=1)
+def keras_attention(keras_mha_params):
+    x = np.zeros((1, 3, 16), dtype="float32")
+    cases = [(16, 1, 16), (16, 2, 8), (16, 4, 16), (16, 8, 3)]
+    for d_model, num_heads, key_dim in cases:
+        layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim)
+        layer(x, x)
+        expected = layer.count_params()
+        got = _number(call(keras_mha_params, "keras_mha_params", d_model, num_heads, key_dim),
+                      "`keras_mha_params`")
+        width = num_heads * key_dim  # all heads together
+        wrong = [
+            (4 * d_model * width,
+             "You count the matrices only: Keras's projections have biases too (h x key_dim entries for "
+             "each of Q, K, V; d_model for the output)."),
+            (4 * (d_model * width + width),
+             "The output projection maps the h x key_dim concatenated head outputs back to d_model: "
+             "its bias has d_model entries, not h x key_dim."),
+            (4 * (d_model * d_model + d_model),
+             "That is the package's count: in Keras, key_dim is per head, so the projections are "
+             "d_model x (h * key_dim), not d_model x d_model."),
+            (4 * d_model * key_dim + 3 * key_dim + d_model,
+             "key_dim is the width of EACH head in Keras: the projections are d_model x (h * key_dim), "
+             "so the count grows with h."),
+        ]
+        for answer, message in wrong:
+            if np.isclose(got, answer) and answer != expected:
+                raise AssertionError(f"keras_mha_params({d_model}, {num_heads}, {key_dim}): {message}")
+        if abs(got - expected) > 0.5:
+            raise AssertionError(
+                f"keras_mha_params({d_model}, {num_heads}, {key_dim}) returns {got:,.0f}; "
+                f"keras.layers.MultiHeadAttention(num_heads={num_heads}, key_dim={key_dim}) has {expected:,}."
+            )

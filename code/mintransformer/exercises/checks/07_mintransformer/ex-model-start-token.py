@@ -1,0 +1,59 @@
+"""Exercise: the start token given the padding id, predicted by hand and checked on a model."""
+
+import keras
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import answered, close, like, to_numpy
+
+OK_FORMAT = False
+name = "ex-model-start-token"
+points = 2
+
+TARGET = np.array([[0, 4, 6, 2]])  # the start token is 0, the padding id
+
+
+@test_case(points=1)
+def the_mask(start_mask_by_hand):
+    answered(start_mask_by_hand, "start_mask_by_hand")
+    got = to_numpy(start_mask_by_hand, "start_mask_by_hand")
+    expected = to_numpy(mt.decoder_self_mask(TARGET), "")[0, 0]  # (T, T)
+    causal = np.tril(np.ones((4, 4)))
+    if like(got, causal, atol=0):
+        raise AssertionError(
+            "That is the look-ahead mask alone. The mask is look-ahead AND target padding, and the start "
+            "token 0 is the padding id: which column does the padding mask block?"
+        )
+    if like(got, expected.T, atol=0) or like(got, causal.T, atol=0):
+        raise AssertionError("Row t is query t and column s is key s: query t may see keys s <= t.")
+    close(got, expected, "start_mask_by_hand (rows: queries, columns: keys, 1 = may attend)", atol=0,
+          hint="The package's mask is mt.decoder_self_mask(tgt)[0, 0].")
+
+
+@test_case(points=1)
+def the_weights_of_query_0(query_0_weights):
+    answered(query_0_weights, "query_0_weights")
+    got = to_numpy(query_0_weights, "query_0_weights")
+    keras.utils.set_random_seed(0)
+    model = mt.MinTransformer(1, 16, 2, 32, 20, 20, max_length=8, share_embeddings=True)
+    weights = model.attention_scores(np.array([[5, 8, 3]]), TARGET)["decoder/layer_0/self_attention"]
+    expected = weights[0, 0, 0]  # head 0, query 0: (keys,); the same in every head
+    if got.shape != (4,):
+        raise AssertionError(f"query_0_weights has shape {got.shape}: give query 0's 4 weights over the keys.")
+    if np.any(np.isnan(got)):
+        raise AssertionError(
+            "No NaN: a query with no key to attend to gets weights 0 from the package, because it sets "
+            "the blocked weights to exactly 0 after the softmax."
+        )
+    if like(got, [1, 0, 0, 0], atol=1e-6):
+        raise AssertionError(
+            "Query 0 may see only key 0, but key 0 holds the padding id: it is blocked too. "
+            "What is left for query 0 to attend to?"
+        )
+    if like(got, [0.25] * 4, atol=1e-6):
+        raise AssertionError(
+            "Uniform weights are what a large negative fill alone gives; the package sets the weights "
+            "of blocked keys to exactly 0 after the softmax."
+        )
+    close(got, expected, "query_0_weights", atol=1e-6, hint="Which keys may query 0 see?")

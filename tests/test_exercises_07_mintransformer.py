@@ -1,0 +1,252 @@
+"""Chapter 7's checks reject the wrong answers they are meant to catch, with the right message.
+
+The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
+tests/test_editions.py (the instructor's edition grades to full marks).
+"""
+
+import numpy as np
+import pytest
+from keras import ops
+
+import mintransformer as mt
+
+CHAPTER = "07_mintransformer"
+
+
+def check(label, **env):
+    result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("label,names", [
+    ("ex-model-embed", ["my_embedding"]),
+    ("ex-model-prenorm-count", ["param_count"]),
+    ("ex-model-heads-free", ["package_mha_params", "keras_mha_params"]),
+    ("ex-model-untied-share", ["untied_share", "tied_share"]),
+    ("ex-model-start-token", ["start_mask_by_hand", "query_0_weights"]),
+    ("ex-model-fix-masks", ["fixed_logits"]),
+])
+def test_blank_answers_fail_and_say_so(label, names):
+    passed, text = check(label)  # nothing defined
+    assert not passed and "is not defined" in text, text
+    placeholders = {n: (... if n.endswith(("share", "hand", "weights")) else stub) for n in names}
+    passed, text = check(label, **placeholders)
+    assert not passed and ("still `...`" in text or "NotImplementedError" in text), text
+
+
+# ex-model-embed: the model's input, sqrt(D) E[tokens] + PE.
+
+def _pe_concatenated(length, depth):
+    pe = mt.positional_encoding(length, depth)
+    return np.concatenate([pe[:, 0::2], pe[:, 1::2]], axis=-1)
+
+
+def _embedding(factor=lambda D: np.sqrt(D), pe=mt.positional_encoding, scale_pe=False):
+    def my_embedding(E, tokens):
+        E, tokens = np.asarray(E), np.asarray(tokens)
+        D, T = E.shape[1], tokens.shape[1]
+        table = pe(T, D)
+        return factor(D) * (E[tokens] + table) if scale_pe else factor(D) * E[tokens] + table
+    return my_embedding
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (_embedding(factor=lambda D: np.sqrt(512)), "sqrt(512) = 22.6, but d_model is 128"),
+    (_embedding(factor=lambda D: 1.0), "without the factor sqrt(d_model)"),
+    (_embedding(factor=lambda D: 1 / np.sqrt(D)), "You divide E[tokens] by sqrt(d_model)"),
+    (_embedding(scale_pe=True), "You scale the positional encoding too"),
+    (_embedding(pe=lambda T, D: np.zeros((T, D))), "The positional encoding is missing"),
+    (_embedding(pe=_pe_concatenated), "all sines, then all cosines"),
+    (_embedding(pe=lambda T, D: mt.positional_encoding(T + 1, D)[1:]), "Your positions start at 1"),
+])
+def test_embed_rejects_the_known_mistakes(wrong, message):
+    passed, text = check("ex-model-embed", my_embedding=wrong)
+    assert not passed and message in text, text
+
+
+def test_embed_sqrt_512_is_named_at_other_widths_too():
+    result = mt.exercises.run_check(CHAPTER, "ex-model-embed",
+                                    {"my_embedding": _embedding(factor=lambda D: np.sqrt(512))})
+    failed = [tc for tc in result.test_case_results if not tc.passed]
+    assert len(failed) == 3 and all("sqrt(512)" in tc.message for tc in failed)
+
+
+# ex-model-prenorm-count: the parameter count as a formula.
+
+def test_the_base_models_counts_are_the_packages():
+    import importlib.util
+
+    import keras
+
+    spec = importlib.util.spec_from_file_location(
+        "count_check", f"{mt.exercises.tests_dir(CHAPTER)}/ex-model-prenorm-count.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for norm_first, count in module.BASE_COUNTS.items():
+        N, D, h, dff, Vi, Vt, share = module.BASE
+        model = mt.MinTransformer(N, D, h, dff, Vi, Vt, max_length=8, share_embeddings=share,
+                                  norm_first=norm_first)
+        model.build(((1, 3), (1, 3)))
+        assert model.count_params() == count == module._formula(*module.BASE, norm_first)
+        del model
+        keras.backend.clear_session()
+
+
+def _count(**mistake):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "count_check", f"{mt.exercises.tests_dir(CHAPTER)}/ex-model-prenorm-count.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def param_count(num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
+                    share_embeddings=False, norm_first=False):
+        return module._formula(num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
+                               share_embeddings, norm_first, **mistake)
+    return param_count
+
+
+def _count_by_hand(attention_bias=True, norm=2, final_norms=True, output_bias=True):
+    """A count written independently of the check's formula, with one mistake switched on."""
+    def param_count(num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
+                    share_embeddings=False, norm_first=False):
+        D = d_model
+        attention = 4 * D * D + (4 * D if attention_bias else 0)
+        ffn = 2 * D * dff + dff + D
+        layers = num_layers * (3 * attention + 2 * ffn + 5 * norm * D)
+        if share_embeddings:
+            vocabulary = input_vocab_size * D
+        else:
+            vocabulary = input_vocab_size * D + 2 * target_vocab_size * D + (target_vocab_size if output_bias else 0)
+        return vocabulary + layers + (4 * D if norm_first and final_norms else 0)
+    return param_count
+
+
+def test_count_accepts_an_independent_formula():
+    passed, text = check("ex-model-prenorm-count", param_count=_count_by_hand())
+    assert passed, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (_count_by_hand(attention_bias=False), "attention layers without biases"),
+    (_count_by_hand(norm=1), "Your layer norms have D parameters"),
+    (_count_by_hand(final_norms=False), "each stack ends with a final layer norm"),
+    (_count_by_hand(output_bias=False), "the output layer is a Dense layer with a bias"),
+    (_count(heads_multiply=True), "Your attention count grows with num_heads"),
+    (_count(cross=False), "each has masked self-attention AND cross-attention"),
+    (_count(ffn_bias=False), "Your FFN has no biases"),
+    (_count(final_norms="always"), "Only pre-norm stacks end with a final layer norm"),
+    (_count(output="none"), "you counted only the two embeddings"),
+    (_count(output="input vocab"), "maps to the TARGET vocabulary"),
+    (_count(tied_copies=3), "count it once"),
+])
+def test_count_rejects_the_known_mistakes(wrong, message):
+    passed, text = check("ex-model-prenorm-count", param_count=wrong)
+    assert not passed and message in text, text
+
+
+def test_count_says_which_configuration_is_off():
+    passed, text = check("ex-model-prenorm-count", param_count=lambda **kwargs: 1000)
+    assert not passed and "param_count(num_layers=1, d_model=16" in text and "the package counts" in text
+    passed, text = check("ex-model-prenorm-count", param_count=lambda **kwargs: "many")
+    assert not passed and "must return a number" in text
+
+
+# ex-model-heads-free: the two attention layers' counts.
+
+def _keras_count(d_model, num_heads, key_dim):
+    width = num_heads * key_dim
+    return 4 * d_model * width + 3 * width + d_model
+
+
+@pytest.mark.parametrize("package,keras_count,message", [
+    (lambda D, h: 4 * (D * D + D) * h, _keras_count, "they change with h"),
+    (lambda D, h: 4 * D * D, _keras_count, "each of the four projections also has a bias"),
+    (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * D * h * k, "You count the matrices only"),
+    (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * (D * h * k + h * k), "its bias has d_model entries"),
+    (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * D * k + 3 * k + D, "key_dim is the width of EACH head"),
+    (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * (D * D + D), "That is the package's count"),
+])
+def test_heads_free_rejects_the_known_mistakes(package, keras_count, message):
+    passed, text = check("ex-model-heads-free", package_mha_params=package, keras_mha_params=keras_count)
+    assert not passed and message in text, text
+
+
+# ex-model-untied-share: two fractions.
+
+@pytest.mark.parametrize("untied,tied,message", [
+    (0.4619, 0.3003, "the two embeddings only"),
+    (1 - 0.5630, 0.3003, "That is the share of the layers"),
+    (0.5630, 0.1876, "Divide by the TIED model's total"),
+    (0.5630, 1 - 0.3003, "That is the share of the layers"),
+    (56.3, 0.3003, "not a percentage"),
+    (0.5630, np.array([0.3, 0.3]), "must be one number"),
+    (0.60, 0.3003, "untied_share is 0.6000"),
+])
+def test_untied_share_rejects_the_known_mistakes(untied, tied, message):
+    passed, text = check("ex-model-untied-share", untied_share=untied, tied_share=tied)
+    assert not passed and message in text, text
+
+
+# ex-model-start-token: the mask and query 0's weights.
+
+ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
+
+
+@pytest.mark.parametrize("mask,weights,message", [
+    (np.tril(np.ones((4, 4))), np.zeros(4), "the look-ahead mask alone"),
+    (ZEROS_MASK.T, np.zeros(4), "Row t is query t"),
+    (ZEROS_MASK, np.array([1.0, 0, 0, 0]), "key 0 holds the padding id"),
+    (ZEROS_MASK, np.full(4, 0.25), "Uniform weights"),
+    (ZEROS_MASK, np.full(4, np.nan), "No NaN"),
+    (ZEROS_MASK, np.zeros(3), "give query 0's 4 weights"),
+])
+def test_start_token_rejects_the_known_mistakes(mask, weights, message):
+    passed, text = check("ex-model-start-token", start_mask_by_hand=mask, query_0_weights=weights)
+    assert not passed and message in text, text
+
+
+def test_start_token_accepts_booleans():
+    passed, text = check("ex-model-start-token", start_mask_by_hand=ZEROS_MASK > 0, query_0_weights=[0, 0, 0, 0])
+    assert passed, text
+
+
+# ex-model-fix-masks: the MinTransformer course chapter's forward pass with every mask None.
+
+def _forward(encoder_mask=True, self_mask="decoder", cross_mask=True):
+    def fixed_logits(model, source, target):
+        source_mask = mt.padding_mask(source, model.pad_id)
+        masks = {"decoder": mt.decoder_self_mask(target, model.pad_id),
+                 "padding": mt.padding_mask(target, model.pad_id),
+                 "causal": mt.causal_mask(target.shape[1]), None: None}
+        context = model.encoder(model.source_embedding(source), mask=source_mask if encoder_mask else None)
+        H = model.decoder(model.target_embedding(target), context, self_mask=masks[self_mask],
+                          cross_mask=source_mask if cross_mask else None)
+        return model.output_projection(H)
+    return fixed_logits
+
+
+def test_fix_masks_accepts_the_models_own_call():
+    passed, text = check("ex-model-fix-masks", fixed_logits=lambda model, s, t: model((s, t), training=False))
+    assert passed, text
+    passed, text = check("ex-model-fix-masks", fixed_logits=_forward())
+    assert passed, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (_forward(False, None, False), "Still the bug: these are the logits with every mask None"),
+    (_forward(self_mask=None), "No causal mask: changing the target token at position 3"),
+    (_forward(self_mask="padding"), "No causal mask"),
+    (_forward(cross_mask=False), "Cross-attention has no mask"),
+    (_forward(encoder_mask=False), "Give the encoder mask=mt.padding_mask"),
+    (_forward(self_mask="causal"), "but not the target padding"),
+    (lambda model, s, t: ops.zeros((2, 3)), "returns shape (2, 3)"),
+])
+def test_fix_masks_rejects_the_known_mistakes(wrong, message):
+    passed, text = check("ex-model-fix-masks", fixed_logits=wrong)
+    assert not passed and message in text, text
