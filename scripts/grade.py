@@ -16,11 +16,15 @@ scored), ``total``, ``possible`` and ``error``. A submission that cannot be read
 dies or runs past ``--timeout``, scores 0 on every exercise and says why in ``error``; it never
 stops the run. A cell that raises does not stop grading either: the exercises it would have
 defined score 0.
+
+Submissions are graded ``--jobs`` at a time (default: one per CPU), each in its own kernel.
 """
 
 import argparse
+import concurrent.futures
 import csv
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -86,37 +90,41 @@ def grade_one(path, zip_path, timeout):
     return {}, f"grading failed: {last[:200]}"
 
 
-def grade(submissions, out_csv, timeout=600, log=print):
-    """Grade every ``*.ipynb`` in ``submissions``; write ``out_csv``; return its rows."""
+def grade(submissions, out_csv, timeout=600, log=print, jobs=1):
+    """Grade every ``*.ipynb`` in ``submissions``; write ``out_csv``; return its rows.
+
+    ``jobs`` submissions are graded at a time, each in its own process and kernel.
+    """
     paths = sorted(pathlib.Path(submissions).glob("*.ipynb"))
     if not paths:
         raise SystemExit(f"no notebooks (*.ipynb) in {submissions}")
-    rows, columns = [], []
     with tempfile.TemporaryDirectory() as workdir:
-        zips = {}
-        for path in paths:
-            start = time.perf_counter()
-            chapter = chapter_of(path)
+        chapters = {path: chapter_of(path) for path in paths}
+        zips = {c: autograder(c, workdir) for c in sorted(set(chapters.values()) - {None})}
+
+        def one(path):
+            start, chapter = time.perf_counter(), chapters[path]
             row = {"submission": path.name, "chapter": chapter or ""}
             if chapter is None:
-                row["error"] = "unknown chapter: no mintransformer metadata, no NN_ prefix"
                 scores = {}
+                row["error"] = "unknown chapter: no mintransformer metadata, no NN_ prefix"
             else:
-                if chapter not in zips:
-                    zips[chapter] = autograder(chapter, workdir)
                 scores, row["error"] = grade_one(path, zips[chapter], timeout)
             labels = mt.exercises.labels(chapter) if chapter else []
-            possible = {label: mt.exercises.points(chapter, label) for label in labels}
             for label in labels:
                 row[label] = float(scores.get(label, 0.0))
-                if label not in columns:
-                    columns.append(label)
             row["total"] = sum(row[label] for label in labels)
-            row["possible"] = sum(possible.values())
-            rows.append(row)
+            row["possible"] = float(sum(mt.exercises.points(chapter, label) for label in labels))
             log(f"{path.name}: {chapter or '?'} {row['total']:g}/{row['possible']:g}"
-                f"{'  ERROR ' + row['error'] if row.get('error') else ''}"
+                f"{'  ERROR ' + row['error'] if row['error'] else ''}"
                 f"  ({time.perf_counter() - start:.0f} s)")
+            return row
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            rows = list(pool.map(one, paths))
+    columns = []
+    for chapter in dict.fromkeys(c for c in chapters.values() if c):
+        columns += [label for label in mt.exercises.labels(chapter) if label not in columns]
     header = ["submission", "chapter", *columns, "total", "possible", "error"]
     with open(out_csv, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=header, restval="")
@@ -132,9 +140,11 @@ def main(argv=None):
     parser.add_argument("out_csv", help="where to write the grades")
     parser.add_argument("--timeout", type=float, default=600,
                         help="seconds allowed to grade one submission (default 600)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="submissions graded at a time (default: the number of CPUs)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    rows = grade(args.submissions, args.out_csv, args.timeout)
+    rows = grade(args.submissions, args.out_csv, args.timeout, jobs=args.jobs)
     print(f"graded {len(rows)} submissions in {time.perf_counter() - start:.0f} s -> {args.out_csv}")
 
 

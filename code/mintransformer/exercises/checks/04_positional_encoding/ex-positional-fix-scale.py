@@ -1,0 +1,72 @@
+"""Exercise: find and fix the bug of the MinTransformer course chapter, sqrt(512) with d_model 128."""
+
+import math
+
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import call, close, like, to_numpy
+
+OK_FORMAT = False
+name = "ex-positional-fix-scale"
+points = 3
+
+
+def _case(seed, d_model, vocab_size=30, shape=(2, 6)):
+    rng = np.random.default_rng(seed)
+    embeddings = rng.normal(scale=d_model**-0.5, size=(vocab_size, d_model)).astype("float32")
+    tokens = rng.integers(0, vocab_size, size=shape)
+    return tokens, embeddings
+
+
+def _reference(tokens, embeddings):
+    """The package's input layer, with these embeddings as its weights."""
+    vocab_size, d_model = embeddings.shape
+    layer = mt.PositionalEmbedding(vocab_size, d_model, max_length=tokens.shape[1], name="reference")
+    layer.build(tokens.shape)
+    layer.embedding.embeddings.assign(embeddings)
+    return to_numpy(layer(tokens), "")
+
+
+def _check(fixed_embed, d_model, seed):
+    tokens, embeddings = _case(seed, d_model)
+    case = f"With d_model = {d_model}"
+    out = to_numpy(call(fixed_embed, "fixed_embed", tokens, embeddings), f"{case}: the result")
+    expected = _reference(tokens, embeddings)
+    e = embeddings[tokens].astype(np.float64)
+    pe = mt.positional_encoding(tokens.shape[1], d_model)[None]
+    wrong = [
+        (math.sqrt(512) * e + pe,
+         "still the bug: the embedding is scaled by sqrt(512) = 22.6 whatever the width. The factor "
+         "is sqrt(d_model) of the model at hand: compute it from the embeddings' width, "
+         "embeddings.shape[1], never type it."),
+        (e + pe,
+         "the embedding is not scaled at all (the from-scratch TensorFlow tutorial's mistake): "
+         "multiply it by sqrt(d_model) before adding the encoding."),
+        (math.sqrt(d_model) * (e + pe),
+         "you scaled the encoding too. Only the embedding is multiplied by sqrt(d_model); the "
+         "encoding is added as it is."),
+        (d_model * e + pe, "the factor is d_model; it is its square root, sqrt(d_model)."),
+        (e / math.sqrt(d_model) + pe, "you divided the embedding by sqrt(d_model); multiply it."),
+    ]
+    for table, message in wrong:
+        if like(out, table, atol=1e-4) and not np.allclose(table, expected, atol=1e-4):
+            raise AssertionError(f"{case}: {message}")
+    close(out, expected, f"{case}: the result", atol=1e-4,
+          hint="The model's input is sqrt(d_model) * E[tokens] + PE[:T], as mt.PositionalEmbedding computes it.")
+
+
+@test_case(points=1)
+def the_course_width(fixed_embed):
+    _check(fixed_embed, 128, 0)
+
+
+@test_case(points=1)
+def the_paper_width(fixed_embed):
+    _check(fixed_embed, 512, 1)
+
+
+@test_case(points=1)
+def a_small_width(fixed_embed):
+    _check(fixed_embed, 16, 2)

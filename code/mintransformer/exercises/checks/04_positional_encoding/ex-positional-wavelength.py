@@ -1,0 +1,69 @@
+"""Exercise: which pair has a wavelength of about 100 positions, and which pairs barely move."""
+
+import numpy as np
+from otter.test_files import test_case
+
+from mintransformer.exercises.checking import answered
+
+OK_FORMAT = False
+name = "ex-positional-wavelength"
+points = 2
+
+D_MODEL = 512
+PAIRS = np.arange(D_MODEL // 2)
+OMEGA = 10000.0 ** (-2 * PAIRS / D_MODEL)
+WAVELENGTHS = 2 * np.pi / OMEGA
+CLOSEST = int(np.argmin(np.abs(WAVELENGTHS - 100)))       # 77
+SLOW = int(np.sum(OMEGA * 49 < np.pi / 2))                # 160
+
+
+def _integer(value, name):
+    answered(value, name)
+    try:
+        number = float(np.asarray(value).item())
+    except Exception:
+        raise AssertionError(f"`{name}` must be one number, not {type(value).__name__}.") from None
+    if number != round(number):
+        raise AssertionError(f"`{name}` is {number:g}: it counts or numbers pairs, so it is a whole number.")
+    return int(round(number))
+
+
+@test_case(points=1)
+def closest_to_100_positions(closest_pair):
+    i = _integer(closest_pair, "closest_pair")
+    if i in (2 * CLOSEST, 2 * CLOSEST + 1):
+        raise AssertionError(
+            f"{i} is a feature index: pair i holds features 2i and 2i + 1. Give the pair, i.")
+    if i == CLOSEST - 1:
+        raise AssertionError(
+            f"Pair {i} has wavelength {WAVELENGTHS[i]:.1f}: solving for i gives a number between "
+            "two pairs; compare the wavelengths of both neighbours, do not just round down.")
+    if i != CLOSEST:
+        near = f" (its wavelength is {WAVELENGTHS[i]:.1f})" if 0 <= i < len(PAIRS) else ""
+        raise AssertionError(
+            f"closest_pair = {i} is not the pair whose wavelength is closest to 100{near}. "
+            "Solve 2 pi 10000^(2i / 512) = 100 for i, then compare the wavelengths of the pairs "
+            "on either side.")
+
+
+@test_case(points=1)
+def pairs_that_barely_move(slow_pairs):
+    n = _integer(slow_pairs, "slow_pairs")
+    wrong = {
+        len(PAIRS) - SLOW: "You counted the pairs that turn by MORE than a quarter turn; count those "
+                           "that turn by less.",
+        int(np.sum(OMEGA * 50 < np.pi / 2)): "Over 50 tokens the positions go from 0 to 49: the "
+                                             "angle grows by omega_i * 49, not omega_i * 50.",
+        int(np.sum(OMEGA * 49 < 2 * np.pi)): "That counts the pairs that turn by less than a full "
+                                             "turn (2 pi); a quarter turn is pi / 2.",
+        int(np.sum(OMEGA * 49 < np.pi)): "That counts the pairs that turn by less than half a "
+                                         "turn (pi); a quarter turn is pi / 2.",
+        int(np.sum(10000.0 ** (-PAIRS / D_MODEL) * 49 < np.pi / 2)):
+            "omega_i = 10000^(-2i / d_model): with 2i, not i, in the exponent.",
+    }
+    wrong.pop(SLOW, None)
+    if n in wrong:
+        raise AssertionError(f"slow_pairs = {n}: {wrong[n]}")
+    if n != SLOW:
+        raise AssertionError(
+            f"slow_pairs = {n} is not the number of the 256 pairs with omega_i * 49 < pi / 2.")

@@ -1,0 +1,325 @@
+"""Chapter 4's checks reject the wrong answers they are meant to catch, with the right message.
+
+The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
+tests/test_editions.py (the instructor's edition grades to full marks).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import mintransformer as mt
+
+CHAPTER = "04_positional_encoding"
+
+
+def check(label, **env):
+    result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+def omega(d_model):
+    return 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+
+
+def rotation_matrix(k, d):
+    m = np.zeros((d, d))
+    for i, w in enumerate(omega(d)):
+        c, s = np.cos(w * k), np.sin(w * k)
+        m[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+    return m
+
+
+def right_encoding(length, d_model):
+    angles = np.arange(length)[:, None] * omega(d_model)
+    table = np.zeros((length, d_model))
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table
+
+
+FUNCTIONS = {  # label: the names the student defines, with a placeholder for each
+    "ex-positional-implement": {"my_positional_encoding": stub},
+    "ex-positional-wavelength": {"closest_pair": ..., "slow_pairs": ...},
+    "ex-positional-dot": {"dot_by_distance": stub, "score_ahead": ..., "score_behind": ...},
+    "ex-positional-layout": {"interleave_index": stub, "concatenated_shift": stub},
+    "ex-positional-fix-max-len": {"fixed_add_encoding": stub},
+    "ex-positional-fix-scale": {"fixed_embed": stub},
+    "ex-positional-decode": {"decode_positions": stub},
+    "ex-positional-previous": {"look_back_queries": stub},
+}
+
+
+def test_every_check_is_tested_here():
+    assert sorted(FUNCTIONS) == mt.exercises.labels(CHAPTER)
+
+
+@pytest.mark.parametrize("label", sorted(FUNCTIONS))
+def test_blank_answers_fail_and_say_so(label):
+    passed, text = check(label)  # nothing defined
+    assert not passed and "is not defined" in text
+    passed, text = check(label, **FUNCTIONS[label])
+    assert not passed and ("still `...`" in text or "NotImplementedError" in text), text
+
+
+# ---------------------------------------------------------------- implement
+def test_implement_accepts_a_float32_keras_version():
+    from keras import ops
+
+    def with_keras(length, d_model):
+        pos = ops.cast(ops.arange(length), "float32")[:, None]
+        rate = ops.power(10000.0, ops.cast(ops.arange(0, d_model, 2), "float32") / d_model)
+        angles = pos / rate[None]
+        return ops.reshape(ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1), (length, d_model))
+
+    passed, text = check("ex-positional-implement", my_positional_encoding=with_keras)
+    assert passed, text
+    passed, text = check("ex-positional-implement", my_positional_encoding=right_encoding)
+    assert passed, text
+
+
+def _wrong_encoding(exponent=lambda j: 2 * (j // 2), layout="interleaved", start=0, divide=True, swap=False):
+    def encoding(length, d_model):
+        pos = np.arange(start, start + length)[:, None]
+        j = np.arange(d_model)
+        rate = 10000.0 ** (exponent(j) / d_model)
+        angles = pos / rate if divide else pos * rate
+        sin, cos = (np.cos, np.sin) if swap else (np.sin, np.cos)
+        sines, cosines = sin(angles[:, 0::2]), cos(angles[:, 1::2])
+        if layout == "concatenated":
+            return np.concatenate([sines, cosines], axis=1)
+        table = np.zeros((length, d_model))
+        table[:, 0::2], table[:, 1::2] = sines, cosines
+        return table
+    return encoding
+
+
+def _keras_tutorial_encoding(max_len, d_model):
+    """The Keras functional-API tutorial's positional_encoding, in NumPy: concatenated, batch axis."""
+    pos = np.arange(max_len, dtype="float32")[:, None]
+    _2i = np.arange(d_model, dtype="float32")[None, :]
+    angle_rads = pos / np.power(10000, (2 * (_2i // 2)) / np.float32(d_model))
+    sines, cosines = np.sin(angle_rads[:, 0::2]), np.cos(angle_rads[:, 1::2])
+    return np.concatenate([sines, cosines], axis=-1)[None, ...]
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda t, d: _keras_tutorial_encoding(t, d)[0], "concatenated layout"),
+    (_keras_tutorial_encoding, "without the leading batch axis"),
+    (_wrong_encoding(layout="concatenated"), "the Keras functional-API tutorial"),
+    (_wrong_encoding(exponent=lambda j: j // 2), "where the equation has 2i / d_model"),
+    (_wrong_encoding(exponent=lambda j: j), "index of its own feature"),
+    (_wrong_encoding(exponent=lambda j: 2 * j), "2j / d_model with j the feature index"),
+    (_wrong_encoding(swap=True), "Sines and cosines are swapped"),
+    (_wrong_encoding(divide=False), "the frequencies fall"),
+    (_wrong_encoding(start=1), "positions start at 1"),
+    (lambda t, d: right_encoding(t, d).T, "rows are positions"),
+    (lambda t, d: mt.positional_encoding(t, d), "do not call mt.positional_encoding"),
+])
+def test_implement_rejects_the_known_wrong_encodings(wrong, message):
+    passed, text = check("ex-positional-implement", my_positional_encoding=wrong)
+    assert not passed and message in text, text
+    assert mt.positional_encoding(2, 2).shape == (2, 2)  # the check gave the package back
+
+
+# ---------------------------------------------------------------- wavelength
+@pytest.mark.parametrize("closest,message", [
+    (154, "is a feature index"),
+    (155, "is a feature index"),
+    (76, "do not just round down"),
+    (76.9, "whole number"),
+    (80, "is not the pair whose wavelength is closest to 100"),
+])
+def test_wavelength_rejects_wrong_pairs(closest, message):
+    passed, text = check("ex-positional-wavelength", closest_pair=closest, slow_pairs=160)
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("slow,message", [
+    (96, "MORE than a quarter turn"),
+    (159, "omega_i * 49, not omega_i * 50"),
+    (198, "full turn"),
+    (179, "half a turn"),
+    (64, "with 2i, not i"),
+    (150, "is not the number"),
+])
+def test_wavelength_rejects_wrong_counts(slow, message):
+    passed, text = check("ex-positional-wavelength", closest_pair=77, slow_pairs=slow)
+    assert not passed and message in text, text
+
+
+def test_wavelength_accepts_numpy_integers():
+    passed, text = check("ex-positional-wavelength", closest_pair=np.int64(77), slow_pairs=np.array(160))
+    assert passed, text
+
+
+# ---------------------------------------------------------------- dot
+def _dot_right(k, d_model):
+    return np.sum(np.cos(omega(d_model) * k))
+
+
+def _scores():
+    pe = mt.positional_encoding(64, 128).astype(np.float64)
+    scores = pe @ rotation_matrix(3, 128).T @ pe.T
+    return scores[30, 33], scores[30, 27], pe[30] @ pe[33]
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda k, d: 2 * _dot_right(k, d), "twice the dot product"),
+    (lambda k, d: np.sum(np.sin(omega(d) * k)), "a cosine, not a sine"),
+    (lambda k, d: np.sum(np.cos(10000.0 ** (-np.arange(d // 2) / d) * k)), "with omega_i = 10000^(-2i / d_model)"),
+    (lambda k, d: np.cos(omega(d) * k), "it is one number"),
+])
+def test_dot_rejects_wrong_formulas(wrong, message):
+    ahead, behind, _ = _scores()
+    passed, text = check("ex-positional-dot", dot_by_distance=wrong, score_ahead=ahead, score_behind=behind)
+    assert not passed and message in text, text
+
+
+def test_dot_rejects_plain_and_swapped_scores():
+    ahead, behind, plain = _scores()
+    passed, text = check("ex-positional-dot", dot_by_distance=_dot_right, score_ahead=plain, score_behind=plain)
+    assert not passed and "plain dot products" in text, text
+    passed, text = check("ex-positional-dot", dot_by_distance=_dot_right, score_ahead=behind, score_behind=ahead)
+    assert not passed and "swapped" in text, text
+    passed, text = check("ex-positional-dot", dot_by_distance=_dot_right, score_ahead=ahead, score_behind=behind)
+    assert passed, text
+
+
+# ---------------------------------------------------------------- layout
+def _even_then_odd(d):
+    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+
+
+def _right_shift(k, d):
+    pi = np.eye(d)[:, _even_then_odd(d)]
+    return pi.T @ rotation_matrix(k, d) @ pi
+
+
+def test_layout_rejects_the_wrong_direction_and_non_permutations():
+    passed, text = check("ex-positional-layout", interleave_index=_even_then_odd, concatenated_shift=_right_shift)
+    assert not passed and "goes the other way" in text, text
+    passed, text = check("ex-positional-layout", interleave_index=lambda d: np.arange(d) // 2,
+                         concatenated_shift=_right_shift)
+    assert not passed and "exactly once" in text, text
+    passed, text = check("ex-positional-layout", interleave_index=lambda d: np.argsort(_even_then_odd(d)),
+                         concatenated_shift=_right_shift)
+    assert passed, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (rotation_matrix, "the shift of the interleaved layout"),
+    (lambda k, d: np.eye(d)[:, _even_then_odd(d)] @ rotation_matrix(k, d) @ np.eye(d)[:, _even_then_odd(d)].T,
+     "on the wrong sides"),
+    (lambda k, d: _right_shift(-k, d), "is wrong"),
+])
+def test_layout_rejects_wrong_shifts(wrong, message):
+    passed, text = check("ex-positional-layout", interleave_index=lambda d: np.argsort(_even_then_odd(d)),
+                         concatenated_shift=wrong)
+    assert not passed and message in text, text
+
+
+# ---------------------------------------------------------------- fix max_len
+def _tutorial_add_encoding(x, max_len):
+    return x + mt.positional_encoding(max_len, x.shape[-1])[None]
+
+
+def test_fix_max_len_rejects_the_tutorial():
+    result = mt.exercises.run_check(CHAPTER, "ex-positional-fix-max-len",
+                                    {"fixed_add_encoding": _tutorial_add_encoding})
+    text = result.summary()
+    assert result.score == 1  # only a batch of exactly max_len tokens works
+    assert "Still the bug" in text and "came back 10 tokens long" in text, text
+
+
+def test_fix_max_len_rejects_the_tutorial_in_keras():
+    from keras import ops
+
+    def in_keras(x, max_len):
+        return ops.add(x, mt.positional_encoding(max_len, x.shape[-1])[None])
+
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=in_keras)
+    assert not passed and "Still the bug" in text, text
+
+
+def test_fix_max_len_rejects_the_last_rows():
+    def last_rows(x, max_len):
+        return x + mt.positional_encoding(max_len, x.shape[-1])[None, -x.shape[1]:]
+
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=last_rows)
+    assert not passed and "Positions start at 0" in text, text
+
+
+# ---------------------------------------------------------------- fix scale
+def _embed(factor, scale_pe=False):
+    def embed(tokens, embeddings):
+        d_model = embeddings.shape[1]
+        x = embeddings[tokens] * factor(d_model)
+        pe = mt.positional_encoding(tokens.shape[1], d_model)[None]
+        return x + pe * (factor(d_model) if scale_pe else 1)
+    return embed
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (_embed(lambda d: math.sqrt(512)), "still the bug: the embedding is scaled by sqrt(512)"),
+    (_embed(lambda d: 1.0), "the from-scratch TensorFlow tutorial's mistake"),
+    (_embed(lambda d: math.sqrt(d), scale_pe=True), "you scaled the encoding too"),
+    (_embed(lambda d: d), "the factor is d_model"),
+    (_embed(lambda d: 1 / math.sqrt(d)), "you divided the embedding"),
+])
+def test_fix_scale_rejects_the_known_wrong_scales(wrong, message):
+    passed, text = check("ex-positional-fix-scale", fixed_embed=wrong)
+    assert not passed and message in text, text
+
+
+def test_fix_scale_the_course_passes_only_at_width_512():
+    result = mt.exercises.run_check(CHAPTER, "ex-positional-fix-scale",
+                                    {"fixed_embed": _embed(lambda d: math.sqrt(512))})
+    assert result.score == 1
+    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt))
+    assert passed, text
+
+
+# ---------------------------------------------------------------- decode
+def _decode_with_pair(choose):
+    def decode(rows, length):
+        d = rows.shape[1]
+        w = omega(d)
+        i = choose(w, length)
+        angle = np.arctan2(rows[:, 2 * i], rows[:, 2 * i + 1]) % (2 * np.pi)
+        return np.round(angle / w[i]).astype(int)
+    return decode
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda rows, length: np.arange(len(rows)), "in order"),
+    (_decode_with_pair(lambda w, length: 0), "A shorter one wraps around"),
+    (lambda rows, length: _decode_with_pair(lambda w, n: int(np.argmax(2 * np.pi / w > n)))(rows, length) + 0.2,
+     "round them"),
+    (lambda rows, length: np.zeros((len(rows), 2)), "one position per row"),
+])
+def test_decode_rejects_wrong_decoders(wrong, message):
+    passed, text = check("ex-positional-decode", decode_positions=wrong)
+    assert not passed and message in text, text
+
+
+def test_decode_accepts_the_slowest_pair():
+    passed, text = check("ex-positional-decode", decode_positions=_decode_with_pair(lambda w, n: len(w) - 1))
+    assert passed, text
+
+
+# ---------------------------------------------------------------- previous
+@pytest.mark.parametrize("wrong,message", [
+    (lambda pe: 8.0 * pe @ rotation_matrix(1, pe.shape[1]).T, "attends to the NEXT one"),
+    (lambda pe: 8.0 * pe @ rotation_matrix(-2, pe.shape[1]).T, "attends most to position"),
+    (lambda pe: pe @ rotation_matrix(-1, pe.shape[1]).T, "sharpen the softmax"),
+    (lambda pe: 8.0 * np.roll(pe, 1, axis=0), "one matrix for all positions"),
+    (lambda pe: 8.0 * pe, "attends most to position"),
+])
+def test_previous_rejects_wrong_queries(wrong, message):
+    passed, text = check("ex-positional-previous", look_back_queries=wrong)
+    assert not passed and message in text, text
