@@ -213,11 +213,25 @@ def _clean_markdown(text, page_url):
     return text
 
 
+def _split_at_markers(cells):
+    """sphinx-tojupyter merges adjacent markdown: give each solution marker a cell of its own."""
+    for cell in cells:
+        if cell.cell_type != "markdown" or (BEGIN not in cell.source and END not in cell.source):
+            yield cell
+            continue
+        for part in re.split(rf"(?m)^(?=(?:{BEGIN}|{END}))", cell.source):
+            if part.startswith(END) and part[len(END):].strip():  # text after the end marker
+                yield nbformat.v4.new_markdown_cell(END)
+                part = part[len(END):]
+            if part.strip():
+                yield nbformat.v4.new_markdown_cell(part.strip("\n"))
+
+
 def finish(converted, original, chapter, edition, url):
     """Restore the cells' tags, fold or drop the solutions, mark what grading skips."""
     by_source = _code_cells_by_source(original)
     cells, folding, in_setup = [], None, False
-    for cell in converted.cells:
+    for cell in _split_at_markers(converted.cells):
         if cell.cell_type == "code":
             matches = by_source.get(cell.source.strip())
             if matches:
@@ -237,8 +251,6 @@ def finish(converted, original, chapter, edition, url):
                 cells.extend(c for c in folding if c.source.strip())
             folding = None
             continue
-        if cell.cell_type == "markdown" and END in text:  # END merged into a following paragraph
-            raise RuntimeError(f"{chapter}: a solution's end marker shares a cell: {text[:80]!r}")
         if folding is not None:
             folding.append(cell)
             continue

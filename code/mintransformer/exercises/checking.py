@@ -5,6 +5,8 @@ the student's names as arguments and call these helpers, which raise ``Assertion
 message the student can act on; otter shows that message under the check cell.
 """
 
+import re
+
 import numpy as np
 
 
@@ -31,9 +33,8 @@ def call(function, name, *args, **kwargs):
     except NotImplementedError:
         raise Unanswered(f"`{name}` still raises NotImplementedError: write its body.") from None
     except Exception as error:
-        raise AssertionError(
-            f"`{name}` raised {type(error).__name__}: {error}".strip()
-        ) from error
+        message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # Keras colours its messages
+        raise AssertionError(f"`{name}` raised {type(error).__name__}: {message}".strip()) from error
 
 
 def to_numpy(value, name):
