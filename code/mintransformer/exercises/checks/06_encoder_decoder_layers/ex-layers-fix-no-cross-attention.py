@@ -1,0 +1,153 @@
+"""Exercise: find and fix the from-scratch TensorFlow tutorial's decoder layer (no cross-attention)."""
+
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+
+OK_FORMAT = False
+name = "ex-layers-fix-no-cross-attention"
+points = 3
+
+D, H, DFF = 8, 2, 16
+PARTS = {"self_attention": "mt.MultiHeadAttention(d_model, num_heads, dropout)",
+         "cross_attention": "mt.MultiHeadAttention(d_model, num_heads, dropout)",
+         "ffn": "mt.FeedForward(d_model, dff, dropout)",
+         "norm1": "mt.LayerNormalization()", "norm2": "mt.LayerNormalization()",
+         "norm3": "mt.LayerNormalization()"}
+
+
+def _inputs(seed, pads=0):
+    """A target (2, 5, D) with its decoder mask, and a context (2, 6 + pads, D) with its padding mask."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(2, 5, D)).astype("float32")
+    context = rng.normal(size=(2, 6, D)).astype("float32")
+    context = np.pad(context, ((0, 0), (0, pads), (0, 0)), constant_values=0.7)
+    src_tokens = np.pad(np.array([[5, 9, 3, 7, 2, 8], [4, 6, 1, 7, 0, 0]]), ((0, 0), (0, pads)))
+    tgt_tokens = np.array([[1, 8, 4, 6, 2], [1, 5, 9, 3, 0]])
+    return x, context, mt.decoder_self_mask(tgt_tokens), mt.padding_mask(src_tokens)
+
+
+def _reference(seed):
+    """An mt.DecoderLayer with random weights; its three norms share one random gamma and beta."""
+    rng = np.random.default_rng(seed)
+    ref = mt.DecoderLayer(D, H, DFF)
+    ref.build((None, None, D), (None, None, D))
+    for part in (ref.self_attention, ref.cross_attention, ref.ffn):
+        part.set_weights([(rng.normal(size=w.shape) / np.sqrt(w.shape[0] if w.ndim == 2 else 9)).astype("float32")
+                          for w in part.get_weights()])
+    gamma_beta = [(1 + 0.3 * rng.normal(size=(D,))).astype("float32"), (0.3 * rng.normal(size=(D,))).astype("float32")]
+    for norm in (ref.norm1, ref.norm2, ref.norm3):
+        norm.set_weights(gamma_beta)
+    return ref
+
+
+def _build(FixedDecoderLayer, x, context, self_mask, cross_mask):
+    answered(FixedDecoderLayer, "FixedDecoderLayer")
+    layer = call(FixedDecoderLayer, "FixedDecoderLayer", D, H, DFF)
+    try:
+        out = call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
+                   training=False)
+    except AssertionError as error:
+        if "ncompatible shapes" in str(error) or "broadcast" in str(error):
+            raise AssertionError(
+                f"{error}\n\nThe target has T = {x.shape[1]} positions and the context S = {context.shape[1]}. "
+                "In cross-attention the queries come from the decoder and the keys and values from the "
+                "context: cross_attention(z1, context, context) has the target's length.") from None
+        raise
+    shape = tuple(to_numpy(out, "The output").shape)
+    if shape != x.shape:
+        raise AssertionError(
+            f"Your layer's output has shape {shape}; it must have the target's shape {x.shape}. In "
+            "cross-attention the queries come from the decoder and the keys and values from the "
+            "context: cross_attention(z1, context, context).")
+    return layer
+
+
+def _copy(layer, ref):
+    for attribute, what in PARTS.items():
+        part = getattr(layer, attribute, None)
+        if part is None:
+            raise AssertionError(f"Your layer has no attribute `{attribute}`: name the sub-layers as "
+                                 f"mt.DecoderLayer does (`self.{attribute} = {what}`) so that the check "
+                                 "can copy the package's weights into them.")
+        try:
+            part.set_weights(getattr(ref, attribute).get_weights())
+        except Exception:
+            raise AssertionError(f"`self.{attribute}` must be {what}, used in call: "
+                                 "its weights do not match the package's.") from None
+
+
+def _variant(ref, x, context, self_mask, cross_mask, order="self cross ffn", query_from_input=False,
+             use_cross_mask=True):
+    """A decoder layer's output, right or with a known mistake (post-norm, no dropout)."""
+    norms = iter((ref.norm1, ref.norm2, ref.norm3))
+    z = x
+    for sublayer in order.split():
+        if sublayer == "self":
+            y = ref.self_attention(z, z, z, mask=self_mask, training=False)
+        elif sublayer == "cross":
+            query = x if query_from_input else z
+            y = ref.cross_attention(query, context, context, mask=cross_mask if use_cross_mask else None,
+                                    training=False)
+        else:
+            y = ref.ffn(z, training=False)
+        z = next(norms)(z + y)
+    return to_numpy(z, "")
+
+
+@test_case(points=1)
+def the_output_reads_the_source(FixedDecoderLayer):
+    x, context, self_mask, cross_mask = _inputs(0)
+    layer = _build(FixedDecoderLayer, x, context, self_mask, cross_mask)
+    other = np.random.default_rng(1).normal(size=context.shape).astype("float32")
+    a = to_numpy(call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
+                      training=False), "The output")
+    b = to_numpy(call(layer, "FixedDecoderLayer(...)", x, other, self_mask=self_mask, cross_mask=cross_mask,
+                      training=False), "The output")
+    change = np.abs(a - b).max(axis=(0, 2))  # (T,)
+    if np.all(change == 0):
+        raise AssertionError("Your layer's output does not change when the encoder output changes: it "
+                             "never reads `context`, so it cannot translate. Add the cross-attention "
+                             "sub-layer, MultiHead(z1, C, C), between self-attention and the FFN.")
+    if not np.all(change > 1e-4):
+        raise AssertionError(f"When the encoder output changes, some target positions keep their output "
+                             f"(change per position {np.round(change, 4)}): every position must read the source.")
+
+
+@test_case(points=1)
+def same_as_the_package(FixedDecoderLayer):
+    x, context, self_mask, cross_mask = _inputs(2)
+    ref = _reference(3)
+    layer = _build(FixedDecoderLayer, x, context, self_mask, cross_mask)
+    _copy(layer, ref)
+    out = call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
+               training=False)
+    expected = to_numpy(ref(x, context, self_mask=self_mask, cross_mask=cross_mask, training=False), "")
+    if not like(out, expected, atol=1e-4):
+        for order in ("cross self ffn", "self ffn cross"):
+            if like(out, _variant(ref, x, context, self_mask, cross_mask, order=order), atol=1e-4):
+                raise AssertionError(f"Your sub-layers run in the order {order.replace(' ', ', ')}: the "
+                                     "paper's is self-attention, cross-attention, FFN.")
+        if like(out, _variant(ref, x, context, self_mask, cross_mask, query_from_input=True), atol=1e-4):
+            raise AssertionError("Your cross-attention's queries come from the layer's input y: they must "
+                                 "come from z1, the output of the self-attention sub-layer.")
+        if like(out, _variant(ref, x, context, self_mask, cross_mask, use_cross_mask=False), atol=1e-4):
+            raise AssertionError("Your cross-attention ignores cross_mask: pass mask=cross_mask to it.")
+    close(out, expected, "Your decoder layer's output", atol=1e-4,
+          hint="z1 = LN(y + MultiHead(y, y, y)), z2 = LN(z1 + MultiHead(z1, C, C)), "
+               "out = LN(z2 + FFN(z2)), each sub-layer's output through dropout before the addition.")
+
+
+@test_case(points=1)
+def source_padding_changes_nothing(FixedDecoderLayer):
+    x, context, self_mask, cross_mask = _inputs(4)
+    layer = _build(FixedDecoderLayer, x, context, self_mask, cross_mask)
+    x, longer, _, longer_mask = _inputs(4, pads=3)
+    a = to_numpy(call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
+                      training=False), "The output")
+    b = to_numpy(call(layer, "FixedDecoderLayer(...)", x, longer, self_mask=self_mask, cross_mask=longer_mask,
+                      training=False), "The output")
+    close(b, a, "Your output with three more source pads", atol=1e-5,
+          hint="The pads of the source must get weight 0 in cross-attention: pass mask=cross_mask to it.")

@@ -1,0 +1,119 @@
+"""Exercise: an encoder layer from its sub-layers, post-norm and pre-norm, checked with copied weights."""
+
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+
+OK_FORMAT = False
+name = "ex-layers-implement-encoder-layer"
+points = 3
+
+D, H, DFF = 8, 2, 32
+PARTS = {"self_attention": "mt.MultiHeadAttention(d_model, num_heads, dropout)",
+         "ffn": "mt.FeedForward(d_model, dff, dropout)",
+         "norm1": "mt.LayerNormalization()", "norm2": "mt.LayerNormalization()"}
+
+
+def _inputs(seed, length=6):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(2, length, D)).astype("float32")
+    tokens = np.ones((2, length), dtype="int32")
+    tokens[1, length - 2:] = 0  # the second sequence ends in two pads
+    return x, mt.padding_mask(tokens)
+
+
+def _reference(seed, norm_first):
+    """An mt.EncoderLayer with random weights: biases, gamma and beta too (they start at 0 and 1)."""
+    rng = np.random.default_rng(seed)
+    ref = mt.EncoderLayer(D, H, DFF, norm_first=norm_first)
+    ref.build((None, None, D))
+    for part in (ref.self_attention, ref.ffn):
+        part.set_weights([(rng.normal(size=w.shape) / np.sqrt(w.shape[0] if w.ndim == 2 else 9)).astype("float32")
+                          for w in part.get_weights()])
+    for norm in (ref.norm1, ref.norm2):
+        norm.set_weights([(1 + 0.3 * rng.normal(size=(D,))).astype("float32"),
+                          (0.3 * rng.normal(size=(D,))).astype("float32")])
+    return ref
+
+
+def _student(MyEncoderLayer, ref, x, mask, norm_first):
+    answered(MyEncoderLayer, "MyEncoderLayer")
+    layer = call(MyEncoderLayer, "MyEncoderLayer", D, H, DFF, norm_first=norm_first)
+    call(layer, "MyEncoderLayer(...)", x, mask=mask, training=False)  # builds the weights
+    for attribute, what in PARTS.items():
+        part = getattr(layer, attribute, None)
+        if part is None:
+            raise AssertionError(f"Your layer has no attribute `{attribute}`: create `self.{attribute} = {what}` "
+                                 "in __init__ (the check copies the package's weights into it).")
+        try:
+            part.set_weights(getattr(ref, attribute).get_weights())
+        except Exception:
+            raise AssertionError(f"`self.{attribute}` must be {what}, used in call: "
+                                 "its weights do not match the package's.") from None
+    return layer
+
+
+def _variant(ref, x, mask, norm_first, ffn_reads_x=False, residual=True, use_mask=True):
+    """What a layer computes, right or with a known mistake."""
+    def attention(h):
+        return ref.self_attention(h, h, h, mask=mask if use_mask else None, training=False)
+
+    def block(v, sublayer, norm, sublayer_input=None):
+        source = v if sublayer_input is None else sublayer_input
+        y = sublayer(norm(source) if norm_first else source)
+        total = v + y if residual else y
+        return total if norm_first else norm(total)
+
+    z = block(x, attention, ref.norm1)
+    return to_numpy(block(z, lambda h: ref.ffn(h, training=False), ref.norm2, x if ffn_reads_x else None), "")
+
+
+def _compare(MyEncoderLayer, norm_first, seed, length=6, with_mask=True):
+    x, mask = _inputs(seed, length)
+    ref = _reference(seed, norm_first)
+    layer = _student(MyEncoderLayer, ref, x, mask, norm_first)
+    if with_mask:
+        out = call(layer, "MyEncoderLayer(...)", x, mask=mask, training=False)
+    else:  # the default, mask=None
+        mask = None
+        out = call(layer, "MyEncoderLayer(...)", x, training=False)
+    kind = "pre-norm (norm_first=True)" if norm_first else "post-norm (norm_first=False)"
+    what = f"Your {kind} layer's output" + ("" if with_mask else " (called without a mask)")
+    expected = to_numpy(ref(x, mask=mask, training=False), "")
+    if not like(out, expected, atol=1e-4):
+        if like(out, _variant(ref, x, mask, not norm_first), atol=1e-4):
+            wanted = ("x + Dropout(Sublayer(LayerNorm(x)))" if norm_first
+                      else "LayerNorm(x + Dropout(Sublayer(x))), the paper's")
+            raise AssertionError(f"With norm_first={norm_first} your layer is the other variant: "
+                                 f"{kind} is {wanted}.")
+        if like(out, _variant(ref, x, mask, norm_first, ffn_reads_x=True), atol=1e-4):
+            raise AssertionError(
+                "Your FFN reads the layer's input x: it must read z, the output of the attention "
+                "sub-layer, or the attention's result is lost (the mistake of the equations of the "
+                "PyTorch-sketch chapter and the Keras functional-API tutorial, read literally).")
+        if mask is not None and like(out, _variant(ref, x, mask, norm_first, use_mask=False), atol=1e-4):
+            raise AssertionError("Your layer ignores the mask: pass mask=mask to the self-attention.")
+        if like(out, _variant(ref, x, mask, norm_first, residual=False), atol=1e-4):
+            raise AssertionError("Your layer has no residual connection: add the sub-layer's input "
+                                 "to its output, x + Sublayer(...).")
+    close(out, expected, what, atol=1e-4,
+          hint="Two sub-layers, self-attention then the FFN, each closed by dropout, the residual "
+               "connection and its own layer norm (norm1, then norm2).")
+
+
+@test_case(points=1)
+def post_norm(MyEncoderLayer):
+    _compare(MyEncoderLayer, False, 0)
+
+
+@test_case(points=1)
+def pre_norm(MyEncoderLayer):
+    _compare(MyEncoderLayer, True, 1)
+
+
+@test_case(points=1)
+def without_a_mask(MyEncoderLayer):
+    _compare(MyEncoderLayer, False, 2, length=3, with_mask=False)
+    _compare(MyEncoderLayer, True, 3, length=3, with_mask=False)

@@ -1,0 +1,104 @@
+"""Exercise: the pre-norm decoder layer, recomputed from its sub-layers."""
+
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+
+OK_FORMAT = False
+name = "ex-layers-prenorm-decoder"
+points = 2
+
+D, H, DFF = 8, 2, 16
+PARTS = ("self_attention", "cross_attention", "ffn", "norm1", "norm2", "norm3")
+
+
+class _SubLayers:
+    """The sub-layers of a decoder layer, without its call: the student recomputes it."""
+
+    def __init__(self, layer):
+        for part in PARTS:
+            setattr(self, part, getattr(layer, part))
+        self.norm_first = layer.norm_first
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("do not call the layer itself: recompute its output from its sub-layers "
+                           "(layer.norm1, layer.self_attention, ...)")
+
+
+def _case(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.normal(size=(2, 5, D)).astype("float32")
+    context = rng.normal(size=(2, 6, D)).astype("float32")
+    self_mask = mt.decoder_self_mask(np.array([[1, 8, 4, 6, 2], [1, 5, 9, 3, 0]]))
+    cross_mask = mt.padding_mask(np.array([[5, 9, 3, 7, 2, 8], [4, 6, 1, 7, 0, 0]]))
+    layer = mt.DecoderLayer(D, H, DFF, norm_first=True)
+    layer.build((None, None, D), (None, None, D))
+    for part in (layer.self_attention, layer.cross_attention, layer.ffn):
+        part.set_weights([(rng.normal(size=w.shape) / np.sqrt(w.shape[0] if w.ndim == 2 else 9)).astype("float32")
+                          for w in part.get_weights()])
+    for norm in (layer.norm1, layer.norm2, layer.norm3):  # each its own gamma and beta
+        norm.set_weights([(1 + 0.3 * rng.normal(size=(D,))).astype("float32"),
+                          (0.3 * rng.normal(size=(D,))).astype("float32")])
+    return layer, y, context, self_mask, cross_mask
+
+
+def _variant(layer, y, context, self_mask, cross_mask, post_norm=False, norm_context=False, norm_output=False):
+    """Known wrong versions of the pre-norm decoder layer."""
+    if post_norm:
+        z1 = layer.norm1(y + layer.self_attention(y, y, y, mask=self_mask))
+        z2 = layer.norm2(z1 + layer.cross_attention(z1, context, context, mask=cross_mask))
+        return to_numpy(layer.norm3(z2 + layer.ffn(z2)), "")
+    n1 = layer.norm1(y)
+    z1 = y + layer.self_attention(n1, n1, n1, mask=self_mask)
+    kv = layer.norm2(context) if norm_context else context
+    z2 = z1 + layer.cross_attention(layer.norm2(z1), kv, kv, mask=cross_mask)
+    out = z2 + layer.ffn(layer.norm3(z2))
+    return to_numpy(layer.norm3(out) if norm_output else out, "")
+
+
+def _compare(prenorm_decoder_layer, seed):
+    layer, y, context, self_mask, cross_mask = _case(seed)
+    got = call(prenorm_decoder_layer, "prenorm_decoder_layer", _SubLayers(layer), y, context, self_mask, cross_mask)
+    expected = to_numpy(layer(y, context, self_mask=self_mask, cross_mask=cross_mask, training=False), "")
+    args = (layer, y, context, self_mask, cross_mask)
+    if like(got, _variant(*args, post_norm=True), atol=1e-4):
+        raise AssertionError("This is the post-norm layer, LN(x + Sublayer(x)). Pre-norm normalizes the "
+                             "sub-layer's input and adds the sub-layer's output to the raw x: "
+                             "x + Sublayer(LN(x)).")
+    if like(got, _variant(*args, norm_context=True), atol=1e-4):
+        raise AssertionError("You normalized the context C with norm2: only the queries of cross-attention "
+                             "pass through the decoder layer's norm; its keys and values are C as it is.")
+    if like(got, _variant(*args, norm_output=True), atol=1e-4):
+        raise AssertionError("You normalized the layer's output: a pre-norm layer returns the plain sum "
+                             "z2 + FFN(LN3(z2)); the stack's final_norm normalizes at the end.")
+    close(got, expected, "Your pre-norm decoder layer's output", atol=1e-4,
+          hint="z1 = y + MultiHead(LN1(y), LN1(y), LN1(y)); z2 = z1 + MultiHead(LN2(z1), C, C); "
+               "out = z2 + FFN(LN3(z2)), with the masks self_mask and cross_mask.")
+
+
+@test_case(points=1)
+def the_layer(prenorm_decoder_layer):
+    _compare(prenorm_decoder_layer, 0)
+    _compare(prenorm_decoder_layer, 1)
+
+
+@test_case(points=1)
+def what_the_norms_see(cross_inputs_normalized):
+    answered(cross_inputs_normalized, "cross_inputs_normalized")
+    if isinstance(cross_inputs_normalized, str):
+        cross_inputs_normalized = [cross_inputs_normalized]
+    try:
+        got = {str(s).strip().lower() for s in cross_inputs_normalized}
+    except TypeError:
+        raise AssertionError("`cross_inputs_normalized` must be a list of names among "
+                             "'queries', 'keys', 'values'.") from None
+    if not got <= {"queries", "keys", "values"}:
+        raise AssertionError(f"{sorted(got)}: use the names 'queries', 'keys', 'values'.")
+    if got == {"queries"}:
+        return
+    if "keys" in got or "values" in got:
+        raise AssertionError("The keys and values of cross-attention are projections of the context C "
+                             "as it comes from the encoder: no norm of the decoder layer touches them.")
+    raise AssertionError("The queries come from LN2(z1): they pass through the decoder layer's norm2.")

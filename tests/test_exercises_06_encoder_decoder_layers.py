@@ -1,0 +1,335 @@
+"""Chapter 6's checks reject the wrong answers they are meant to catch, with the right message.
+
+The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
+tests/test_editions.py (the instructor's edition grades to full marks).
+"""
+
+import keras
+import numpy as np
+import pytest
+
+import mintransformer as mt
+
+CHAPTER = "06_encoder_decoder_layers"
+
+
+def check(label, **env):
+    result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+class StubLayer(keras.layers.Layer):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def call(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("label,names", [
+    ("ex-layers-ffn-count", ["ffn_params", "encoder_layer_params"]),
+    ("ex-layers-implement-ffn", ["MyFeedForward"]),
+    ("ex-layers-implement-encoder-layer", ["MyEncoderLayer"]),
+    ("ex-layers-which-positions", ["changed_decoder_masked", "changed_decoder_unmasked", "changed_encoder"]),
+    ("ex-layers-fix-missing-masks", ["fixed_layers"]),
+    ("ex-layers-fix-no-cross-attention", ["FixedDecoderLayer"]),
+    ("ex-layers-prenorm-decoder", ["prenorm_decoder_layer", "cross_inputs_normalized"]),
+])
+def test_blank_answers_fail_and_say_so(label, names):
+    passed, text = check(label)  # nothing defined
+    assert not passed and "is not defined" in text
+    placeholders = {}
+    for name in names:
+        if name[0].isupper():
+            placeholders[name] = StubLayer
+        elif name.startswith("changed") or name == "cross_inputs_normalized":
+            placeholders[name] = ...
+        else:
+            placeholders[name] = stub
+    passed, text = check(label, **placeholders)
+    assert not passed and ("still `...`" in text or "NotImplementedError" in text), text
+
+
+# ex-layers-ffn-count
+
+def _ffn(d, dff):
+    return 2 * d * dff + dff + d
+
+
+def _layer(d, dff):
+    return 4 * (d * d + d) + _ffn(d, dff) + 4 * d
+
+
+@pytest.mark.parametrize("ffn_params,message", [
+    (lambda d, dff: 2 * d * dff, "add the biases"),
+    (lambda d, dff: 2 * d * dff + dff, "one bias only"),
+    (lambda d, dff: d * dff + dff, "counts one linear map"),
+])
+def test_ffn_count_rejects_the_wrong_ffn_counts(ffn_params, message):
+    passed, text = check("ex-layers-ffn-count", ffn_params=ffn_params, encoder_layer_params=_layer)
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("encoder_layer_params,message", [
+    (lambda d, dff: 4 * d * d + _ffn(d, dff) + 4 * d, "4 x d_model short"),
+    (lambda d, dff: 3 * (d * d + d) + _ffn(d, dff) + 4 * d, "three attention projections"),
+    (lambda d, dff: 4 * (d * d + d) + _ffn(d, dff) + 2 * d, "has one layer norm"),
+    (lambda d, dff: 4 * (d * d + d) + 4 * d, "leaves out the feed-forward network"),
+])
+def test_ffn_count_rejects_the_wrong_layer_counts(encoder_layer_params, message):
+    passed, text = check("ex-layers-ffn-count", ffn_params=_ffn, encoder_layer_params=encoder_layer_params)
+    assert not passed and message in text, text
+
+
+# ex-layers-implement-ffn
+
+def _feed_forward(relu_inner=True, relu_outer=False, dropout_where="inner", dense_count=2):
+    class WrongFeedForward(keras.layers.Layer):
+        def __init__(self, d_model, dff, dropout=0.1, **kwargs):
+            super().__init__(**kwargs)
+            if dense_count == 1:
+                self.only = keras.layers.Dense(d_model)
+            else:
+                self.inner = keras.layers.Dense(dff, activation="relu" if relu_inner else None)
+                self.outer = keras.layers.Dense(d_model, activation="relu" if relu_outer else None)
+            self.drop = keras.layers.Dropout(dropout)
+
+        def call(self, x, training=False):
+            if dense_count == 1:
+                return self.only(x)
+            h = self.inner(x)
+            if dropout_where == "inner":
+                h = self.drop(h, training=training)
+            y = self.outer(h)
+            return self.drop(y, training=training) if dropout_where == "output" else y
+    return WrongFeedForward
+
+
+@pytest.mark.parametrize("layer,message", [
+    (_feed_forward(dense_count=1), "one Dense layer is one linear map"),
+    (_feed_forward(relu_inner=False), "it has no ReLU"),
+    (_feed_forward(relu_outer=True), "clipped at 0"),
+    (_feed_forward(dropout_where="output"), "Dropout acts on your output"),
+    (_feed_forward(dropout_where="none"), "equals the inference output"),
+])
+def test_implement_ffn_rejects_the_known_wrong_layers(layer, message):
+    passed, text = check("ex-layers-implement-ffn", MyFeedForward=layer)
+    assert not passed and message in text, text
+
+
+def test_implement_ffn_accepts_a_right_layer():
+    passed, text = check("ex-layers-implement-ffn", MyFeedForward=_feed_forward())
+    assert passed, text
+
+
+# ex-layers-implement-encoder-layer
+
+def _encoder_layer(mistake=None):
+    class WrongEncoderLayer(keras.layers.Layer):
+        def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
+            super().__init__(**kwargs)
+            self.norm_first = not norm_first if mistake == "swapped" else norm_first
+            self.self_attention = mt.MultiHeadAttention(d_model, num_heads, dropout)
+            self.ffn = mt.FeedForward(d_model, dff, dropout)
+            self.norm1 = mt.LayerNormalization()
+            self.norm2_name = "ln2" if mistake == "misnamed" else "norm2"
+            setattr(self, self.norm2_name, mt.LayerNormalization())
+            self.drop = keras.layers.Dropout(dropout)
+
+        def block(self, x, f, norm, source, training):
+            y = self.drop(f(norm(source) if self.norm_first else source), training=training)
+            total = y if mistake == "no residual" else x + y
+            return total if self.norm_first else norm(total)
+
+        def call(self, x, mask=None, training=False):
+            m = None if mistake == "no mask" else mask
+            z = self.block(x, lambda v: self.self_attention(v, v, v, mask=m, training=training),
+                           self.norm1, x, training)
+            return self.block(z, lambda v: self.ffn(v, training=training), getattr(self, self.norm2_name),
+                              x if mistake == "ffn reads x" else z, training)
+    return WrongEncoderLayer
+
+
+@pytest.mark.parametrize("mistake,message", [
+    ("ffn reads x", "PyTorch-sketch chapter"),
+    ("swapped", "the other variant"),
+    ("no mask", "ignores the mask"),
+    ("no residual", "no residual connection"),
+    ("misnamed", "no attribute `norm2`"),
+])
+def test_implement_encoder_layer_rejects_the_known_mistakes(mistake, message):
+    passed, text = check("ex-layers-implement-encoder-layer", MyEncoderLayer=_encoder_layer(mistake))
+    assert not passed and message in text, text
+
+
+def test_implement_encoder_layer_accepts_a_right_layer():
+    passed, text = check("ex-layers-implement-encoder-layer", MyEncoderLayer=_encoder_layer())
+    assert passed, text
+
+
+# ex-layers-which-positions
+
+RIGHT_POSITIONS = dict(changed_decoder_masked=[1, 2, 3, 4], changed_decoder_unmasked=[0, 1, 2, 3, 4],
+                       changed_encoder=[0, 1, 2, 3, 4, 5])
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("changed_decoder_masked", [1], "not only output 1"),
+    ("changed_decoder_masked", [0, 1, 2, 3, 4], "Output 0 may see position 0 only"),
+    ("changed_decoder_unmasked", [1, 2, 3, 4], "the future leaks"),
+    ("changed_encoder", [0, 1, 2, 3], "not padding queries"),
+    ("changed_encoder", [1, 2, 3, 4, 5], "no look-ahead mask"),
+    ("changed_encoder", [0, 7], "positions run from 0 to 5"),
+])
+def test_which_positions_rejects_the_wrong_predictions(name, value, message):
+    passed, text = check("ex-layers-which-positions", **dict(RIGHT_POSITIONS, **{name: value}))
+    assert not passed and message in text, text
+    passed, _ = check("ex-layers-which-positions", **RIGHT_POSITIONS)
+    assert passed
+
+
+# ex-layers-fix-missing-masks
+
+def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_training=False):
+    def run(encoder_layer, decoder_layer, embed, src_tokens, tgt_tokens, training=False):
+        src = mt.padding_mask(src_tokens)
+        masks = {"decoder": mt.decoder_self_mask(tgt_tokens), "padding": mt.padding_mask(tgt_tokens),
+                 "causal": mt.causal_mask(tgt_tokens.shape[1]), None: None}
+        if positional_training:  # the MinTransformer course chapter's call
+            context = encoder_layer(embed(src_tokens), training, None)
+        else:
+            context = encoder_layer(embed(src_tokens), mask=src if encoder_mask else None, training=training)
+        return decoder_layer(embed(tgt_tokens), context, self_mask=masks[self_mask],
+                             cross_mask=src if cross_mask else None, training=training)
+    return run
+
+
+@pytest.mark.parametrize("layers,message", [
+    (_layers(positional_training=True), "raised ValueError"),
+    (_layers(encoder_mask=False, self_mask=None, cross_mask=False), "the decoder sees the future"),
+    (_layers(self_mask="padding"), "the decoder sees the future"),
+    (_layers(cross_mask=False), "cross-attention needs cross_mask"),
+    (_layers(encoder_mask=False), "the encoder layer needs mask="),
+    (_layers(encoder_mask=False, cross_mask=False), "the encoder layer needs mask= and the decoder layer cross_mask="),
+])
+def test_fix_missing_masks_rejects_the_course_chapter_and_half_fixes(layers, message):
+    passed, text = check("ex-layers-fix-missing-masks", fixed_layers=layers)
+    assert not passed and message in text, text
+
+
+def test_fix_missing_masks_accepts_the_look_ahead_mask_without_target_padding():
+    passed, text = check("ex-layers-fix-missing-masks", fixed_layers=_layers(self_mask="causal"))
+    assert passed, text
+
+
+# ex-layers-fix-no-cross-attention
+
+def _decoder_layer(mistake=None):
+    class WrongDecoderLayer(keras.layers.Layer):
+        def __init__(self, d_model, num_heads, dff, dropout=0.1, **kwargs):
+            super().__init__(**kwargs)
+            self.self_attention = mt.MultiHeadAttention(d_model, num_heads, dropout)
+            if mistake != "no cross-attention":
+                self.cross_attention = mt.MultiHeadAttention(d_model, num_heads, dropout)
+                self.norm3 = mt.LayerNormalization()
+            self.ffn = mt.FeedForward(d_model, dff, dropout)
+            self.norm1 = mt.LayerNormalization()
+            self.norm2 = mt.LayerNormalization()
+            self.drop = keras.layers.Dropout(dropout)
+
+        def call(self, x, context, self_mask=None, cross_mask=None, training=False):
+            def self_block(z):
+                return self.self_attention(z, z, z, mask=self_mask, training=training)
+
+            def cross_block(z):
+                query = x if mistake == "query from input" else z
+                if mistake == "swapped":
+                    return self.cross_attention(context, query, query, mask=None, training=training)
+                mask = None if mistake == "no cross mask" else cross_mask
+                return self.cross_attention(query, context, context, mask=mask, training=training)
+
+            def ffn_block(z):
+                return self.ffn(z, training=training)
+
+            blocks = [self_block, cross_block, ffn_block]
+            if mistake == "no cross-attention":
+                blocks = [self_block, ffn_block]
+            elif mistake == "cross last":
+                blocks = [self_block, ffn_block, cross_block]
+            norms = [self.norm1, self.norm2, getattr(self, "norm3", None)]
+            z = x
+            for block, norm in zip(blocks, norms):
+                z = norm(z + self.drop(block(z), training=training))
+            return z
+    return WrongDecoderLayer
+
+
+@pytest.mark.parametrize("mistake,message", [
+    ("no cross-attention", "never reads `context`"),
+    ("swapped", "the queries come from the decoder"),
+    ("cross last", "order self, ffn, cross"),
+    ("query from input", "queries come from the layer's input y"),
+    ("no cross mask", "three more source pads"),
+])
+def test_fix_no_cross_attention_rejects_the_tutorial_and_wrong_fixes(mistake, message):
+    passed, text = check("ex-layers-fix-no-cross-attention", FixedDecoderLayer=_decoder_layer(mistake))
+    assert not passed and message in text, text
+
+
+def test_fix_no_cross_attention_names_a_mask_left_out():
+    passed, text = check("ex-layers-fix-no-cross-attention", FixedDecoderLayer=_decoder_layer("no cross mask"))
+    assert "ignores cross_mask" in text, text
+
+
+def test_fix_no_cross_attention_accepts_a_right_layer():
+    passed, text = check("ex-layers-fix-no-cross-attention", FixedDecoderLayer=_decoder_layer())
+    assert passed, text
+
+
+# ex-layers-prenorm-decoder
+
+def _prenorm(mistake=None):
+    def layer_output(layer, y, context, self_mask, cross_mask):
+        if mistake == "call the layer":
+            return layer(y, context, self_mask=self_mask, cross_mask=cross_mask)
+        if mistake == "post-norm":
+            z1 = layer.norm1(y + layer.self_attention(y, y, y, mask=self_mask))
+            z2 = layer.norm2(z1 + layer.cross_attention(z1, context, context, mask=cross_mask))
+            return layer.norm3(z2 + layer.ffn(z2))
+        n1 = layer.norm1(y)
+        z1 = y + layer.self_attention(n1, n1, n1, mask=self_mask)
+        kv = layer.norm2(context) if mistake == "norm context" else context
+        z2 = z1 + layer.cross_attention(layer.norm2(z1), kv, kv, mask=cross_mask)
+        out = z2 + layer.ffn(layer.norm3(z2))
+        return layer.norm3(out) if mistake == "norm output" else out
+    return layer_output
+
+
+@pytest.mark.parametrize("mistake,message", [
+    ("post-norm", "This is the post-norm layer"),
+    ("norm context", "You normalized the context C"),
+    ("norm output", "You normalized the layer's output"),
+    ("call the layer", "do not call the layer itself"),
+])
+def test_prenorm_decoder_rejects_the_known_mistakes(mistake, message):
+    passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(mistake),
+                         cross_inputs_normalized=["queries"])
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("answer,message", [
+    (["queries", "keys", "values"], "no norm of the decoder layer touches them"),
+    ([], "they pass through the decoder layer's norm2"),
+    (["query"], "use the names"),
+])
+def test_prenorm_decoder_rejects_wrong_answers_about_the_norms(answer, message):
+    passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
+                         cross_inputs_normalized=answer)
+    assert not passed and message in text, text
+    passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
+                         cross_inputs_normalized="queries")
+    assert passed, text
