@@ -1,0 +1,96 @@
+"""Exercise: the parameters of the base model's attention sub-layers, and of Keras's variants."""
+
+import keras
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import answered
+
+OK_FORMAT = False
+name = "ex-multihead-params"
+points = 3
+
+D = 512
+N_SUBLAYERS = 18  # 6 encoder self-attentions, 6 decoder self-attentions, 6 cross-attentions
+
+
+def _keras_count(num_heads, key_dim):
+    layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim)
+    layer.build((None, None, D), (None, None, D))
+    return layer.count_params()
+
+
+def _integer(value, name):
+    answered(value, name)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise AssertionError(f"`{name}` must be a number, not {type(value).__name__}.") from None
+    if number != int(number):
+        raise AssertionError(f"`{name}` = {number} must be a whole number of parameters.")
+    return int(number)
+
+
+def _per_layer_mistakes(got, name, per_layer, no_bias_per_layer, three_projections):
+    """Messages for the usual slips, given the right count of one sub-layer."""
+    if got == per_layer:
+        return f"`{name}` = {got:,} is the count of ONE attention sub-layer: the base model has several."
+    if got == N_SUBLAYERS * no_bias_per_layer:
+        return (f"`{name}` = {got:,} leaves out the biases: mt.MultiHeadAttention (like Keras's layer) "
+                "gives each of its four projections a bias.")
+    if got in (12 * per_layer, 6 * per_layer):
+        return (f"`{name}` = {got:,} counts {got // per_layer} sub-layers. Each encoder layer has one "
+                "attention sub-layer and each decoder layer two: masked self-attention AND "
+                "encoder-decoder attention.")
+    if got == N_SUBLAYERS * three_projections:
+        return f"`{name}` = {got:,} counts three projections: there are four, W^Q, W^K, W^V and W^O."
+    return None
+
+
+@test_case(points=1)
+def base_model(params_base):
+    got = _integer(params_base, "params_base")
+    layer = mt.MultiHeadAttention(d_model=D, num_heads=8)
+    layer.build((None, None, D))
+    right = N_SUBLAYERS * layer.count_params()
+    if got != right:
+        message = _per_layer_mistakes(got, "params_base", layer.count_params(), 4 * D * D, 3 * (D * D + D))
+        raise AssertionError(message or (
+            f"`params_base` = {got:,} is not right. Count one mt.MultiHeadAttention(512, 8) (four "
+            "D x D kernels and four biases), then the attention sub-layers of 6 encoder and 6 decoder layers."))
+
+
+@test_case(points=1)
+def key_dim_mistake(params_key_dim_mistake):
+    got = _integer(params_key_dim_mistake, "params_key_dim_mistake")
+    per_layer = _keras_count(8, D)
+    if got != N_SUBLAYERS * per_layer:
+        width = 8 * D
+        message = _per_layer_mistakes(got, "params_key_dim_mistake", per_layer,
+                                      4 * D * width, 3 * (D * width + width))
+        if got == N_SUBLAYERS * _keras_count(8, D // 8):
+            message = ("`params_key_dim_mistake` is the count with key_dim = d_model / h = 64. With "
+                       "key_dim=512 every one of the 8 heads is 512 wide: the projections are 4096 wide.")
+        raise AssertionError(message or (
+            f"`params_key_dim_mistake` = {got:,} is not right. With key_dim=512 and 8 heads the query, "
+            "key and value projections map 512 to 8 x 512 = 4096 (with biases), and the output "
+            "projection 4096 back to 512 (with a bias); then count the sub-layers as in (a)."))
+
+
+@test_case(points=1)
+def six_heads(params_six_heads):
+    got = _integer(params_six_heads, "params_six_heads")
+    right = _keras_count(6, 85)
+    if got != right:
+        if got == 4 * (D * D + D):
+            message = ("`params_six_heads` is the count of a layer with h d_k = 512. Here the 6 heads "
+                       "of 85 give projections of width 6 x 85 = 510, and W^O maps 510 back to 512.")
+        elif got == 4 * D * 510:
+            message = "`params_six_heads` leaves out the biases: three of width 510 and one of width 512."
+        elif got == N_SUBLAYERS * right:
+            message = "`params_six_heads` asks for ONE layer, not 18."
+        else:
+            message = (f"`params_six_heads` = {got:,} is not right. The query, key and value "
+                       "projections map 512 to 6 x 85 (with biases), the output projection maps "
+                       "that back to 512 (with a bias).")
+        raise AssertionError(message)

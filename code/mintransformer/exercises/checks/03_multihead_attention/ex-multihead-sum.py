@@ -1,0 +1,105 @@
+"""Exercise: the output projection as a sum of one term per head, head_i W^O_i."""
+
+import numpy as np
+from keras import ops
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import call, close, like, to_numpy
+
+OK_FORMAT = False
+name = "ex-multihead-sum"
+points = 2
+
+D, H = 16, 4
+DK = D // H
+
+
+def _layer(seed):
+    """An mt.MultiHeadAttention(16, 4) with random kernels and biases (biases not 0, so they count)."""
+    rng = np.random.default_rng(seed)
+    layer = mt.MultiHeadAttention(d_model=D, num_heads=H)
+    layer.build((None, None, D))
+    layer.set_weights([(rng.normal(size=w.shape) / (np.sqrt(D) if w.ndim == 2 else 2)).astype("float32")
+                       for w in layer.get_weights()])
+    return layer
+
+
+def _inputs(seed, T=3, S=5):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.normal(size=(2, n, D)).astype("float32") for n in (T, S, S))  # query, key, value
+
+
+def _terms(layer, query, key, value, biases=True, wo_columns=False):
+    """The package's heads, each multiplied by its block of rows of W^O: (h, B, T, D)."""
+    (wq, bq), (wk, bk), (wv, bv), (wo, _) = (
+        [ops.convert_to_numpy(w) for w in dense.weights] for dense in (layer.wq, layer.wk, layer.wv, layer.wo))
+    if not biases:
+        bq, bk, bv = 0.0, 0.0, 0.0
+    q, k, v = (mt.split_heads(x @ w + b, H) for x, w, b in ((query, wq, bq), (key, wk, bk), (value, wv, bv)))
+    heads = ops.convert_to_numpy(mt.scaled_dot_product_attention(q, k, v)[0])  # (B, h, T, d_k)
+    blocks = [wo[:, i * DK:(i + 1) * DK].T if wo_columns else wo[i * DK:(i + 1) * DK] for i in range(H)]
+    return np.stack([heads[:, i] @ blocks[i] for i in range(H)])
+
+
+def _as_array(terms):
+    if isinstance(terms, (list, tuple)):
+        return np.stack([to_numpy(t, "each term") for t in terms])
+    return to_numpy(terms, "head_terms(...)")
+
+
+def _compare(head_terms, seed):
+    layer = _layer(seed)
+    query, key, value = _inputs(seed)
+    try:
+        got = _as_array(call(head_terms, "head_terms", layer, query, key, value))
+    except AssertionError as error:
+        if any(word in str(error) for word in ("matmul", "mismatch", "ncompatible", "not aligned")):
+            raise AssertionError(
+                f"{error}\n\nCheck the shapes: query (B, T, D) times a column slice Wq[:, c] gives "
+                "(B, T, d_k); head_i is (B, T, d_k); W^O_i is a block of d_k ROWS of W^O, "
+                "Wo[c, :], of shape (d_k, D).") from None
+        raise
+    expected = _terms(layer, query, key, value)
+    if like(got, expected):
+        return got, layer, (query, key, value)
+    bias = ops.convert_to_numpy(layer.wo.bias)
+    if like(got, expected + bias):
+        raise AssertionError(
+            "Each of your terms includes the bias b^O: the sum would then hold it h times. The terms "
+            "are head_i W^O_i only; b^O is added once, after the sum.")
+    if like(got, _terms(layer, query, value, key)):
+        raise AssertionError(
+            "Your terms use the `value` input for the keys and the `key` input for the values: "
+            "head_i = Attention(query W_i^Q, key W_i^K, value W_i^V).")
+    if like(got, _terms(layer, query, key, value, biases=False)):
+        raise AssertionError(
+            "Your heads leave out the biases of the projections: head i's queries are "
+            "query @ Wq[:, c] + bq[c] with c its columns [i d_k, (i + 1) d_k), and the same for the "
+            "keys and the values.")
+    if like(got, _terms(layer, query, key, value, wo_columns=True)):
+        raise AssertionError(
+            "Your W^O_i is a block of columns of W^O, transposed. Head i's output occupies features "
+            "[i d_k, (i + 1) d_k) of the concatenation, which multiply the ROWS [i d_k, (i + 1) d_k) "
+            "of W^O: W^O_i = Wo[c, :].")
+    if got.shape == (H, 2, 3, DK):
+        raise AssertionError(
+            f"Your terms have shape {got.shape}: W^O_i is a block of d_k ROWS of W^O, "
+            "Wo[i * d_k:(i + 1) * d_k, :], so head_i W^O_i has width d_model.")
+    close(got, expected, "head_terms(layer, query, key, value)", atol=1e-5,
+          hint="Term i is head_i W^O_i, shape (B, T, D), with head_i = Attention(query W_i^Q + b_i^Q, "
+          "key W_i^K + b_i^K, value W_i^V + b_i^V) from columns [i d_k, (i + 1) d_k) of the kernels "
+          "and biases; stack the h terms on a first axis.")
+    return got, layer, (query, key, value)
+
+
+@test_case(points=1)
+def each_head_term(head_terms):
+    _compare(head_terms, 0)
+
+
+@test_case(points=1)
+def the_sum_is_the_layer(head_terms):
+    got, layer, inputs = _compare(head_terms, 1)
+    total = got.sum(axis=0) + ops.convert_to_numpy(layer.wo.bias)
+    close(total, ops.convert_to_numpy(layer(*inputs)), "The sum of your terms + b^O", atol=1e-5)
