@@ -1,0 +1,80 @@
+"""Exercise: the memory of the key/value cache, as a formula and in megabytes."""
+
+import keras
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import answered, call, close, to_numpy
+
+OK_FORMAT = False
+name = "ex-inference-cache-memory"
+points = 3
+
+# (num_layers, batch, T, S, d_model); the first tells the known mistakes apart (T != S, N > 2).
+ARGUMENTS = [(3, 4, 7, 11, 24), (2, 16, 12, 27, 64), (6, 32, 100, 100, 512), (1, 1, 5, 3, 8)]
+
+
+def _numbers(num_layers, batch, target_length, source_length, d_model):
+    return 2 * num_layers * batch * (target_length + source_length) * d_model
+
+
+def _named(got, args):
+    n, b, t, s, d = args
+    right = _numbers(*args)
+    wrong = {
+        "keys only: each attention caches keys AND values, two tensors": right / 2,
+        "self-attention only: each layer also caches the cross-attention keys and values of the S source "
+        "positions": 2 * n * b * t * d,
+        "bytes: count numbers here (the 4 bytes of a float32 come in base_cache_megabytes)": 4 * right,
+        "one layer: every decoder layer has its own cache": right / n,
+    }
+    for message, value in wrong.items():
+        if value != right and np.isclose(got, value):
+            return message
+    return None
+
+
+@test_case(points=1)
+def the_formula(cache_numbers):
+    for args in ARGUMENTS:
+        got = float(to_numpy(call(cache_numbers, "cache_numbers", *args), f"cache_numbers{args}"))
+        mistake = _named(got, args)
+        if mistake:
+            raise AssertionError(f"cache_numbers{args} = {got:.0f}: you counted {mistake}.")
+        close(got, _numbers(*args), f"cache_numbers{args}", atol=0.5,
+              hint="Per decoder layer: keys and values for T target and for S source positions, "
+                   "each of h * d_k = d_model numbers per position and sequence.")
+
+
+@test_case(points=1)
+def a_real_cache(cache_numbers):
+    keras.utils.set_random_seed(0)
+    model = mt.MinTransformer(num_layers=2, d_model=16, num_heads=2, dff=32, input_vocab_size=10,
+                              target_vocab_size=10, max_length=16, dropout=0.0)
+    source = np.array([[3, 4, 5, 6, 7], [3, 4, 0, 0, 0], [5, 6, 7, 0, 0]], "int32")  # B = 3, S = 5
+    model((source, source[:, :2]))
+    caches = model.start_cache(source, 9)  # L = T = 9
+    counted = sum(int(np.prod(cache[key].shape)) for cache in caches
+                  for key in ("keys", "values", "cross_keys", "cross_values"))
+    got = float(to_numpy(call(cache_numbers, "cache_numbers", 2, 3, 9, 5, 16), "cache_numbers(2, 3, 9, 5, 16)"))
+    close(got, counted, "cache_numbers(2, 3, 9, 5, 16), against the floats of model.start_cache(source, 9)",
+          atol=0.5, hint="Count the keys, values, cross_keys and cross_values of every layer's cache.")
+
+
+@test_case(points=1)
+def the_base_model(base_cache_megabytes):
+    answered(base_cache_megabytes, "base_cache_megabytes")
+    got = float(to_numpy(base_cache_megabytes, "base_cache_megabytes"))
+    numbers = _numbers(6, 32, 100, 100, 512)
+    wrong = {
+        numbers * 4 / 2**20: "That is in MiB (2^20 bytes); give megabytes, 10^6 bytes.",
+        numbers / 1e6: "That counts numbers, not bytes: a float32 takes 4 bytes.",
+        numbers * 2 / 1e6: "That is half of it: a float32 takes 4 bytes, and the cache holds keys AND values.",
+        numbers * 8 / 1e6: "A float32 takes 4 bytes, not 8.",
+    }
+    for value, message in wrong.items():
+        if abs(got - value) < 0.5:
+            raise AssertionError(f"base_cache_megabytes = {got:.4g}. {message}")
+    close(got, numbers * 4 / 1e6, "base_cache_megabytes", atol=0.5,
+          hint="cache_numbers(6, 32, 100, 100, 512) floats of 4 bytes each, in MB (10^6 bytes).")

@@ -1,0 +1,87 @@
+"""Exercise: slice the evaluation by format, day of the month and month."""
+
+import datetime
+import sys
+import types
+
+from otter.test_files import test_case
+
+from mintransformer import data, recipes
+from mintransformer.exercises.checking import answered, call
+
+OK_FORMAT = False
+name = "ex-inference-slices"
+points = 2
+
+
+def _date_model():
+    """The shipped date model, loaded once per Python process: this chapter's checks share it."""
+    store = sys.modules.setdefault("_mintransformer_checks_09_inference", types.ModuleType("store"))
+    if not hasattr(store, "date_model"):
+        store.date_model = recipes.load_pretrained_date_model()
+    return store.date_model
+
+
+def _known():
+    _, (train_pairs, validation_pairs, test_pairs) = recipes.task_data("dates")
+    return {s for s, _ in train_pairs + validation_pairs + test_pairs}
+
+
+def _decoded(formats, days, years):
+    """{(fmt, day): [(source, target, output), ...]} over the dates of those years in no split."""
+    model, tokenizer = _date_model()
+    known = _known()
+    pairs = {(fmt, day): [(data.DATE_FORMATS[fmt](d), d.isoformat())
+                          for d in (datetime.date(y, m, day) for y in years for m in range(1, 13))]
+             for fmt in formats for day in days}
+    pairs = {key: [(s, t) for s, t in value if s not in known] for key, value in pairs.items()}
+    flat = [s for value in pairs.values() for s, _ in value]
+    outputs = iter(recipes.translate(model, tokenizer, flat, recipes.TASKS["dates"]["output_length"]))
+    return {key: [(s, t, next(outputs)) for s, t in value] for key, value in pairs.items()}
+
+
+@test_case(points=1)
+def the_error_table(error_table):
+    formats, days, years = [2, 6, 7], [2, 11], range(1950, 2050, 9)
+    got = call(error_table, "error_table", formats, days, years)
+    if not isinstance(got, dict):
+        raise AssertionError("`error_table` must return a dict {(fmt, day): (wrong, total)}.")
+    expected = {key: (sum(o != t for _, t, o in value), len(value))
+                for key, value in _decoded(formats, days, years).items()}
+    if sorted(got) != sorted(expected):
+        raise AssertionError(f"error_table({formats}, {days}, {years}) must have the keys {sorted(expected)}, "
+                             f"one (fmt, day) pair per slice; yours has {sorted(got)}.")
+    for key, (wrong, total) in expected.items():
+        value = got[key]
+        if not (hasattr(value, "__len__") and len(value) == 2):
+            raise AssertionError(f"error_table(...)[{key}] is {value!r}: it must be a pair (wrong, total).")
+        g_wrong, g_total = (int(v) for v in value)
+        if g_total == len(years) * 12 and g_total != total:
+            raise AssertionError(
+                f"For {key} you decoded all {g_total} dates; leave out those whose input string is in a split "
+                "of the data set (`known`): the model was trained on some of them."
+            )
+        if g_total != total:
+            raise AssertionError(f"For {key} you decoded {g_total} dates; the slice has {total}: one per year "
+                                 "and month, the day fixed, leaving out the input strings in `known`.")
+        if g_wrong != wrong:
+            raise AssertionError(f"For {key} you count {g_wrong} wrong outputs, not {wrong}. An output is wrong "
+                                 "when it differs from the ISO date (d.isoformat()) in any character.")
+
+
+@test_case(points=1)
+def the_failing_months(failing_months):
+    answered(failing_months, "failing_months")
+    if isinstance(failing_months, str):
+        failing_months = [failing_months]
+    got = {str(m).strip().capitalize() for m in failing_months}
+    results = _decoded([6], [2], range(1950, 2050))[6, 2]
+    expected = {data.MONTHS[int(t[5:7]) - 1] for _, t, o in results if o != t}
+    if not got <= set(data.MONTHS):
+        raise AssertionError(f"`failing_months` must hold full month names, as in data.MONTHS; got {sorted(got)}.")
+    if got != expected:
+        raise AssertionError(
+            "`failing_months` is not the set of months in which the slice '3/2/1998' (format 6, day 2) fails "
+            "in at least one year from 1950 to 2049. Decode that slice for every year and group the wrong "
+            "outputs by month."
+        )

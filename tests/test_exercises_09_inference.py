@@ -1,0 +1,258 @@
+"""Chapter 9's checks reject the wrong answers they are meant to catch, with the right message.
+
+The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
+tests/test_editions.py (the instructor's edition grades to full marks).
+"""
+
+import datetime
+
+import numpy as np
+import pytest
+from keras import ops
+
+import mintransformer as mt
+from mintransformer import data, recipes
+
+CHAPTER = "09_inference"
+
+
+def check(label, **env):
+    result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("label,names", [
+    ("ex-inference-greedy", ["my_greedy_decode"]),
+    ("ex-inference-length-penalty", ["my_length_penalty", "winners", "tie_alpha"]),
+    ("ex-inference-cache-memory", ["cache_numbers", "base_cache_megabytes"]),
+    ("ex-inference-position", ["largest_difference", "argmax_agreement"]),
+    ("ex-inference-fix-cache-mask", ["fixed_step"]),
+    ("ex-inference-intervention", ["weekday_outputs", "month_outputs", "november_outputs"]),
+    ("ex-inference-slices", ["error_table", "failing_months"]),
+])
+def test_blank_answers_fail_and_say_so(label, names):
+    passed, text = check(label)  # nothing defined
+    assert not passed and "is not defined" in text
+    functions = {"my_greedy_decode", "my_length_penalty", "cache_numbers", "fixed_step", "error_table"}
+    passed, text = check(label, **{name: stub if name in functions else ... for name in names})
+    assert not passed and ("still `...`" in text or "NotImplementedError" in text)
+
+
+# Greedy decoding.
+
+def _greedy(first=None, row=-1, ban=True, pad_after_end=True, keep_end=True, with_start=False, shape=None):
+    """Greedy decoding with one known mistake."""
+    def decode(model, source_tokens, start_id, end_id, max_length):
+        source = np.asarray(source_tokens, "int32")
+        target = np.full((len(source), 1), start_id if first is None else first, "int32")
+        output = np.full((len(source), max_length), model.pad_id, "int32")
+        done = np.zeros(len(source), bool)
+        for t in range(max_length):
+            logits = ops.convert_to_numpy(model((source, target), training=False))[:, row]
+            if ban:
+                logits[:, [model.pad_id, start_id]] = -np.inf
+            next_ids = logits.argmax(-1)
+            output[:, t] = np.where(done, model.pad_id, next_ids) if pad_after_end else next_ids
+            if not keep_end:
+                output[:, t] = np.where(next_ids == end_id, model.pad_id, output[:, t])
+            done |= next_ids == end_id
+            if done.all() and pad_after_end:
+                break
+            target = np.concatenate([target, next_ids[:, None].astype("int32")], axis=1)
+        if with_start:
+            output = np.concatenate([np.full((len(source), 1), start_id), output[:, :-1]], axis=1)
+        return output if shape is None else output[:, :shape]
+    return decode
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (_greedy(pad_after_end=False), "goes on with more tokens"),
+    (_greedy(keep_end=False), "where end_id belongs"),
+    (_greedy(first=0), "start with model.pad_id"),
+    (_greedy(first=1), "does not start from start_id"),
+    (_greedy(row=0), "logits of the first position"),
+    (_greedy(ban=False), "chose <pad> or <start>"),
+    (_greedy(with_start=True), "begin with start_id"),
+    (_greedy(shape=5), "should have (4, 12)"),
+])
+def test_greedy_rejects_the_known_mistakes(wrong, message):
+    passed, text = check("ex-inference-greedy", my_greedy_decode=wrong)
+    assert not passed and message in text, text
+
+
+def test_greedy_accepts_a_correct_loop_and_its_reference_is_the_package():
+    passed, text = check("ex-inference-greedy", my_greedy_decode=_greedy())
+    assert passed, text
+
+
+# The length penalty.
+
+def test_length_penalty_rejects_the_wrong_formulas_and_answers():
+    right = dict(my_length_penalty=mt.length_penalty, winners={0.0: "A", 0.6: "A", 1.0: "B"},
+                 tie_alpha=np.log(1.3) / np.log(1.4))
+    passed, text = check("ex-inference-length-penalty", **right)
+    assert passed, text
+    for wrong, message in [
+        (lambda n, a: (5.0 + np.asarray(n)) ** a, "without the division by (5 + 1)^alpha"),
+        (lambda n, a: np.asarray(n, float) ** a, "Wu et al. add 5"),
+        (lambda n, a: ((5.0 + np.asarray(n)) / 6) ** -a, "the inverse"),
+    ]:
+        passed, text = check("ex-inference-length-penalty", **dict(right, my_length_penalty=wrong))
+        assert not passed and message in text, text
+    passed, text = check("ex-inference-length-penalty", **dict(right, winners={0.0: "A", 0.6: "A", 1.0: "A"}))
+    assert not passed and "divide by the penalty" in text
+    passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.3) / np.log(1.8)))
+    assert not passed and "lp = |Y|^alpha" in text
+    passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.4) / np.log(1.3)))
+    assert not passed and "inverted the ratio" in text
+
+
+# The memory of the cache.
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda n, b, t, s, d: n * b * (t + s) * d, "keys AND values"),
+    (lambda n, b, t, s, d: 2 * n * b * t * d, "cross-attention keys and values"),
+    (lambda n, b, t, s, d: 8 * n * b * (t + s) * d, "count numbers here"),
+    (lambda n, b, t, s, d: 2 * b * (t + s) * d, "every decoder layer"),
+])
+def test_cache_memory_rejects_the_wrong_formulas(wrong, message):
+    passed, text = check("ex-inference-cache-memory", cache_numbers=wrong, base_cache_megabytes=157.2864)
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("megabytes,message", [(150.0, "MiB"), (39.3216, "not bytes"), (78.6432, "half")])
+def test_cache_memory_rejects_the_wrong_megabytes(megabytes, message):
+    right = lambda n, b, t, s, d: 2 * n * b * (t + s) * d  # noqa: E731
+    passed, text = check("ex-inference-cache-memory", cache_numbers=right, base_cache_megabytes=megabytes)
+    assert not passed and message in text, text
+    passed, text = check("ex-inference-cache-memory", cache_numbers=right, base_cache_megabytes=157.3)
+    assert passed, text
+
+
+# The wrong position.
+
+def test_position_rejects_the_correct_step_and_a_percentage():
+    passed, text = check("ex-inference-position", largest_difference=3e-6, argmax_agreement=1.0)
+    assert not passed and "rounding only" in text and "almost every token agrees" in text
+    model, tokenizer = recipes.load_pretrained_date_model()
+    _, (_, _, test_pairs) = recipes.task_data("dates")
+    source = data.pad([tokenizer.encode(s) for s, _ in test_pairs[:16]])
+    target_in = data.pad([tokenizer.encode(t, add_start=True) for _, t in test_pairs[:16]])
+    full = ops.convert_to_numpy(model((source, target_in), training=False))
+    caches = model.start_cache(source, target_in.shape[1])
+    wrong = []
+    for t in range(target_in.shape[1]):
+        x, caches = model.decoder.step(model.target_embedding(target_in[:, t:t + 1]), caches, t,
+                                       cross_mask=mt.padding_mask(source))
+        wrong.append(ops.convert_to_numpy(model.output_projection(x))[:, 0])
+    wrong = np.stack(wrong, axis=1)
+    agreement = float(np.mean(full.argmax(-1) == wrong.argmax(-1)))
+    passed, text = check("ex-inference-position", largest_difference=float(np.abs(full - wrong).max()),
+                         argmax_agreement=100 * agreement)
+    assert not passed and "not a percentage" in text
+    passed, text = check("ex-inference-position", largest_difference=float(np.abs(full - wrong).max()),
+                         argmax_agreement=agreement)
+    assert passed, text
+
+
+# A cached step without a mask.
+
+def _step(mask):
+    """The exercise's post-norm cached step with the self-attention mask ``mask``."""
+    def step(layer, x, cache, position, cross_mask=None, is_token=None):
+        k_new, v_new = layer.self_attention.project_key_value(x, x)
+        slots = ops.arange(ops.shape(cache["keys"])[2])
+        write = ops.equal(slots, position)
+        keys = ops.where(write[:, None], k_new, cache["keys"])
+        values = ops.where(write[:, None], v_new, cache["values"])
+        if is_token is None:
+            is_token = ops.ones((ops.shape(x)[0], 1), dtype="bool")
+        tokens = ops.where(write[None, :], is_token, cache["is_token"])
+        seen = {
+            "none": None,  # the course chapter: every mask is None
+            "causal": ops.less_equal(slots, position)[None, None, None, :],
+            "strict": ops.logical_and(ops.less(slots, position)[None, :], tokens)[:, None, None, :],
+            "right": ops.logical_and(ops.less_equal(slots, position)[None, :], tokens)[:, None, None, :],
+            "tokens only": tokens[:, None, None, :],  # right for a fresh cache: unwritten slots are False
+        }[mask]
+        y, _ = layer.self_attention.attend(x, keys, values, mask=seen)
+        x = layer.norm1(x + y)
+        y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
+        x = layer.norm2(x + y)
+        x = layer.norm3(x + layer.ffn(x))
+        return x, dict(cache, keys=keys, values=values, is_token=tokens)
+    return step
+
+
+@pytest.mark.parametrize("mask,message", [
+    ("none", "still the bug"),
+    ("causal", "a <pad> fed back into the decoder is attended"),
+    ("strict", "cannot see itself"),
+])
+def test_fix_cache_mask_rejects_the_bug_and_the_half_fixes(mask, message):
+    passed, text = check("ex-inference-fix-cache-mask", fixed_step=_step(mask))
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("mask", ["right", "tokens only"])
+def test_fix_cache_mask_accepts_the_fixes(mask):
+    passed, text = check("ex-inference-fix-cache-mask", fixed_step=_step(mask))
+    assert passed, text
+
+
+def test_fix_cache_mask_needs_the_cache_back():
+    passed, text = check("ex-inference-fix-cache-mask", fixed_step=lambda layer, x, cache, *a, **k: x)
+    assert not passed and "must return (x, cache)" in text
+
+
+# The intervention.
+
+def test_intervention_rejects_expected_dates_and_a_wrong_order():
+    model, tokenizer = recipes.load_pretrained_date_model()
+    decode = lambda texts: recipes.translate(model, tokenizer, texts, 12)  # noqa: E731
+    right = dict(weekday_outputs=decode([f"{d}, 17 March 1998" for d in data.DAYS]),
+                 month_outputs=decode([f"Tuesday, 17 {m} 1998" for m in data.MONTHS]),
+                 november_outputs=decode([f"{d}, 2 November 1994" for d in data.DAYS]))
+    passed, text = check("ex-inference-intervention", **right)
+    assert passed, text
+    passed, text = check("ex-inference-intervention", **dict(right, november_outputs=["1994-11-02"] * 7))
+    assert not passed and "do not write the dates you expect" in text
+    passed, text = check("ex-inference-intervention", **dict(right, month_outputs=right["month_outputs"][::-1]))
+    assert not passed and "wrong order" in text
+    passed, text = check("ex-inference-intervention", **dict(right, weekday_outputs=right["weekday_outputs"][:6]))
+    assert not passed and "it needs 7" in text
+
+
+# The slices.
+
+def _error_table(leave_out_known=True):
+    model, tokenizer = recipes.load_pretrained_date_model()
+    _, (train_pairs, validation_pairs, test_pairs) = recipes.task_data("dates")
+    known = {s for s, _ in train_pairs + validation_pairs + test_pairs} if leave_out_known else set()
+
+    def error_table(formats, days, years):
+        table = {}
+        for fmt in formats:
+            for day in days:
+                dates = [datetime.date(y, m, day) for y in years for m in range(1, 13)]
+                pairs = [(data.DATE_FORMATS[fmt](d), d.isoformat()) for d in dates]
+                pairs = [(s, t) for s, t in pairs if s not in known]
+                outputs = recipes.translate(model, tokenizer, [s for s, _ in pairs], 12)
+                table[fmt, day] = (sum(o != t for o, (_, t) in zip(outputs, pairs)), len(pairs))
+        return table
+    return error_table
+
+
+def test_slices_rejects_dates_in_a_split_and_wrong_months():
+    passed, text = check("ex-inference-slices", error_table=_error_table(), failing_months={"October"})
+    assert passed, text
+    passed, text = check("ex-inference-slices", error_table=_error_table(False), failing_months={"october"})
+    assert not passed and "leave out those whose input string is in a split" in text
+    passed, text = check("ex-inference-slices", error_table=_error_table(), failing_months={"October", "March"})
+    assert not passed and "is not the set of months" in text
+    passed, text = check("ex-inference-slices", error_table=_error_table(), failing_months={"Oct"})
+    assert not passed and "full month names" in text
