@@ -34,7 +34,8 @@ def call(function, name, *args, **kwargs):
         raise Unanswered(f"`{name}` still raises NotImplementedError: write its body.") from None
     except Exception as error:
         message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # Keras colours its messages
-        raise AssertionError(f"`{name}` raised {type(error).__name__}: {message}".strip()) from error
+        # (otter strips quotes from the ends of a message: end it with a period.)
+        raise AssertionError(f"`{name}` raised {type(error).__name__}: {message.strip()}.") from error
 
 
 def to_numpy(value, name):
