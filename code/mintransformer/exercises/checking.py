@@ -35,7 +35,7 @@ def call(function, name, *args, **kwargs):
     except Exception as error:
         message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # Keras colours its messages
         # (otter strips quotes from the ends of a message: end it with a period.)
-        raise AssertionError(f"`{name}` raised {type(error).__name__}: {message.strip()}.") from error
+        raise AssertionError(f"`{name}` raised {type(error).__name__}: {message.strip().rstrip('.')}.") from error
 
 
 def to_numpy(value, name):
