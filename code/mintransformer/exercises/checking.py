@@ -26,6 +26,10 @@ def answered(value, name):
 def call(function, name, *args, **kwargs):
     """Call the student's ``function``; a placeholder or a crash becomes a readable failure."""
     answered(function, name)
+    # Copies of the arrays: an answer that changes its input in place (x += ...) must not change
+    # the check's own copy, from which the expected answer is computed.
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    kwargs = {k: (a.copy() if isinstance(a, np.ndarray) else a) for k, a in kwargs.items()}
     if not callable(function):
         raise AssertionError(f"`{name}` must be a function, not a {type(function).__name__}.")
     try:
