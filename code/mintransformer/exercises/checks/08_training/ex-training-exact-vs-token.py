@@ -1,0 +1,131 @@
+"""Exercise: exact match against token accuracy, on the greedy outputs of the shipped date model."""
+
+import numpy as np
+from otter.test_files import test_case
+
+from mintransformer.exercises.checking import answered, call, to_numpy
+
+OK_FORMAT = False
+name = "ex-training-exact-vs-token"
+points = 3
+
+END = "<end>"
+FIELDS = ["year"] * 4 + ["separator"] + ["month"] * 2 + ["separator"] + ["day"] * 2 + ["end"]
+
+
+def _number(value, what):
+    answered(value, what)
+    try:
+        return float(np.asarray(to_numpy(value, what)).reshape(()))
+    except Exception:
+        raise AssertionError(f"`{what}` must be one number, not {type(value).__name__}.") from None
+
+
+def _token_accuracy(outputs, targets):
+    """Right tokens / target tokens, each target read as its characters and <end>."""
+    right = total = 0
+    for output, target in zip(outputs, targets):
+        said, wanted = list(output) + [END], list(target) + [END]
+        right += sum(i < len(said) and said[i] == wanted[i] for i in range(len(wanted)))
+        total += len(wanted)
+    return right / total
+
+
+def _first_wrong_field(output, target):
+    if output == target:
+        return None
+    i = next(i for i in range(len(target) + 1) if output[i:i + 1] != target[i:i + 1])
+    return FIELDS[i]
+
+
+@test_case(points=1)
+def the_estimate_and_the_measure(predicted_exact_match, measured_exact_match, date_forced_accuracy,
+                                 date_outputs, date_test):
+    a = _number(date_forced_accuracy, "date_forced_accuracy (made by the set-up cell: run it)")
+    predicted = _number(predicted_exact_match, "predicted_exact_match")
+    if np.isclose(predicted, a**10, rtol=0, atol=1e-6) and not np.isclose(a**10, a**11, atol=1e-6):
+        raise AssertionError(
+            "`predicted_exact_match` is a^10: a date target has 11 tokens, its 10 characters and <end>, "
+            "and the string is right only if all 11 are.")
+    if np.isclose(predicted, a, rtol=0, atol=1e-6):
+        raise AssertionError("`predicted_exact_match` is the token accuracy itself: raise it to the power 11.")
+    if np.isclose(predicted, round(a, 4) ** 11, atol=1e-7) and not np.isclose(a**11, round(a, 4) ** 11, atol=1e-6):
+        raise AssertionError(
+            "`predicted_exact_match` comes from a rounded accuracy: compute date_forced_accuracy ** 11 from the "
+            "variable itself (rounding to 4 decimals moves the 11th power by several 1e-4).")
+    if not np.isclose(predicted, a**11, rtol=0, atol=1e-6):
+        raise AssertionError(f"`predicted_exact_match` is {predicted:.6f}; a^11 with a = date_forced_accuracy "
+                             f"is {a**11:.6f}.")
+    answered(date_outputs, "date_outputs (made by the set-up cell: run it)")
+    targets = [t for _, t in date_test]
+    measured = _number(measured_exact_match, "measured_exact_match")
+    expected = float(np.mean([p == t for p, t in zip(date_outputs, targets)]))
+    wrong = sum(p != t for p, t in zip(date_outputs, targets))
+    if np.isclose(measured, 1 - expected, atol=1e-9) and not np.isclose(expected, 0.5):
+        raise AssertionError("`measured_exact_match` is the fraction of WRONG outputs: take the right ones.")
+    if measured in (wrong, len(targets) - wrong) and measured > 1:
+        raise AssertionError("`measured_exact_match` is a count: divide it by the number of test dates.")
+    if not np.isclose(measured, expected, atol=1e-9):
+        raise AssertionError(
+            f"`measured_exact_match` is {measured:.6f}; the fraction of date_outputs equal to their target "
+            f"is {expected:.6f}.")
+
+
+OUTPUTS = ["1998-03-03", "2042-09-25", "2003-10-0", "1987-06-111", ""]
+TARGETS = ["1998-03-03", "2024-09-25", "2003-10-02", "1987-06-11", "1966-11-02"]
+
+
+@test_case(points=1)
+def token_accuracy_of_the_outputs(greedy_token_accuracy, date_outputs, date_test):
+    got = _number(call(greedy_token_accuracy, "greedy_token_accuracy", OUTPUTS, TARGETS),
+                  "greedy_token_accuracy(outputs, targets)")
+    case = f"greedy_token_accuracy({OUTPUTS}, {TARGETS})"
+    expected = _token_accuracy(OUTPUTS, TARGETS)
+    ten = sum(o[i:i + 1] == t[i] for o, t in zip(OUTPUTS, TARGETS) for i in range(10)) / (10 * len(TARGETS))
+    zipped = (sum(a == b for o, t in zip(OUTPUTS, TARGETS) for a, b in zip(o, t))
+              / sum(min(len(o), len(t)) for o, t in zip(OUTPUTS, TARGETS)))
+    exact = np.mean([o == t for o, t in zip(OUTPUTS, TARGETS)])
+    for value, message in [
+        (ten, "you compare the 10 characters only. Count the <end> token too, 11 positions per date: an output "
+              "that runs on has a character where <end> should be"),
+        (zipped, "zip stops at the shorter string, so a missing character is not counted. Every target has 11 "
+                 "positions; a position where the output has nothing is wrong"),
+        (exact, "this is the exact match, not the token accuracy"),
+    ]:
+        if np.isclose(got, value) and not np.isclose(expected, value):
+            raise AssertionError(f"{case} = {got:.4f}: {message}.")
+    if not np.isclose(got, expected, atol=1e-9):
+        raise AssertionError(
+            f"{case} = {got:.4f}; it should be {expected:.4f} ({round(expected * 55)} right of 55). Read each "
+            "string as its characters then <end> and compare position by position over the target's 11; "
+            "'2003-10-0' is wrong at 9 and 10, '' at all 11.")
+    answered(date_outputs, "date_outputs (made by the set-up cell: run it)")
+    targets = [t for _, t in date_test]
+    got = _number(call(greedy_token_accuracy, "greedy_token_accuracy", date_outputs, targets),
+                  "greedy_token_accuracy(date_outputs, targets)")
+    expected = _token_accuracy(date_outputs, targets)
+    if not np.isclose(got, expected, atol=1e-9):
+        raise AssertionError(f"On the shipped model's outputs your token accuracy is {got:.6f}; it should be "
+                             f"{expected:.6f}.")
+
+
+@test_case(points=1)
+def the_field_of_the_first_wrong_character(first_wrong_field):
+    cases = [("1998-03-03", "1998-03-03"), ("2042-09-25", "2024-09-25"), ("1994-11-22", "1994-11-02"),
+             ("1987-16-11", "1987-06-11"), ("1987/06/11", "1987-06-11"), ("2001-01-3", "2001-01-31"),
+             ("1987-06-111", "1987-06-11"), ("", "1966-11-02"), ("1966-11-0", "1966-11-02")]
+    for output, target in cases:
+        got = call(first_wrong_field, "first_wrong_field", output, target)
+        expected = _first_wrong_field(output, target)
+        if got == expected:
+            continue
+        if got is None and len(output) != len(target):
+            raise AssertionError(
+                f"first_wrong_field({output!r}, {target!r}) is None, but the output is "
+                f"{'shorter' if len(output) < len(target) else 'longer'} than the target: zip stops at the "
+                "shorter string. The first position where one has a character and the other has not (or has "
+                "<end>) is wrong too.")
+        raise AssertionError(
+            f"first_wrong_field({output!r}, {target!r}) is {got!r}; it should be {expected!r}. Positions 0-3 of "
+            "YYYY-MM-DD are the year, 4 and 7 the separators, 5-6 the month, 8-9 the day, and position 10 the "
+            "<end> token ('end'); None when the output is right.")

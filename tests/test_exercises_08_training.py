@@ -1,0 +1,388 @@
+"""Chapter 8's checks reject the wrong answers they are meant to catch, with the right message.
+
+The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
+tests/test_editions.py (the instructor's edition grades to full marks).
+"""
+
+import types
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from keras import ops
+
+import mintransformer as mt
+
+CHAPTER = "08_training"
+
+
+def check(label, **env):
+    result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+class StubMetric(keras.metrics.Metric):
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        raise NotImplementedError
+
+    def result(self):
+        raise NotImplementedError
+
+
+BLANKS = {
+    "ex-training-base-schedule": dict(base_peak=..., base_half_step=..., base_rate_100k=...),
+    "ex-training-schedule": dict(my_schedule=stub),
+    "ex-training-floor": dict(smoothing_floor=stub, logit_gap=stub),
+    "ex-training-masked-loss": dict(my_masked_loss=stub),
+    "ex-training-fix-accuracy": dict(FixedMaskedAccuracy=StubMetric),
+    "ex-training-backup": dict(resumed_history=..., resumed_model=..., second_call_epochs=...,
+                               second_call_final_step=...),
+    "ex-training-exact-vs-token": dict(predicted_exact_match=..., measured_exact_match=...,
+                                       greedy_token_accuracy=stub, first_wrong_field=stub),
+}
+
+
+def test_every_check_is_tested():
+    assert sorted(BLANKS) == mt.exercises.labels(CHAPTER)
+
+
+@pytest.mark.parametrize("label", sorted(BLANKS))
+def test_blank_answers_fail_and_say_so(label):
+    passed, text = check(label)  # nothing defined
+    assert not passed and "is not defined" in text
+    passed, text = check(label, **BLANKS[label], **DATES)
+    assert not passed and ("still `...`" in text or "NotImplementedError" in text), text
+    result = mt.exercises.run_check(CHAPTER, label, {**BLANKS[label], **DATES})
+    assert result.score == 0, text
+
+
+# ex-training-base-schedule ----------------------------------------------------------------------
+
+RIGHT_BASE = dict(base_peak=(512 * 4000) ** -0.5, base_half_step=16_000, base_rate_100k=(512 * 100_000) ** -0.5)
+
+
+def test_base_schedule_accepts_three_significant_digits():
+    passed, text = check("ex-training-base-schedule", base_peak=6.99e-4, base_half_step=16000, base_rate_100k=1.40e-4)
+    assert passed, text
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("base_peak", 4000**-0.5, "left out the factor d_model^-0.5"),
+    ("base_half_step", 8000, "1/sqrt(2) of the peak"),
+    ("base_half_step", 2000, "on its way UP"),
+    ("base_rate_100k", 100_000**-0.5, "step^-0.5 alone"),
+    ("base_rate_100k", 512**-0.5 * 100_000 * 4000**-1.5, "uses the warm-up term"),
+])
+def test_base_schedule_names_the_mistakes(name, value, message):
+    passed, text = check("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
+    assert not passed and message in text, text
+
+
+# ex-training-schedule ---------------------------------------------------------------------------
+
+def tutorial_schedule(step, d_model, warmup_steps):
+    """TensorFlow's Transformer tutorial's CustomSchedule: 0 at Keras's step 0."""
+    step = tf.cast(step, tf.float32)
+    return tf.math.rsqrt(float(d_model)) * tf.math.minimum(tf.math.rsqrt(step), step * warmup_steps**-1.5)
+
+
+def schedule(factor=lambda d: d**-0.5, combine=min, warmup_power=-1.5, shift=0):
+    def my_schedule(step, d_model, warmup_steps):
+        s = max(step, 1) + shift
+        return factor(d_model) * combine(s**-0.5, s * warmup_steps**warmup_power)
+    return my_schedule
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (tutorial_schedule, "the TensorFlow tutorial's CustomSchedule"),
+    (schedule(factor=lambda d: 1.0), "the factor d_model^-0.5 in front of the min is missing"),
+    (schedule(factor=lambda d: 512**-0.5), "512^-0.5 whatever the model's width"),
+    (schedule(combine=max), "take the max"),
+    (schedule(combine=lambda a, b: a), "there is no warm-up"),
+    (schedule(warmup_power=-0.5), "the warm-up term is step * warmup_steps^-1.5"),
+    (schedule(shift=1), "shifted by one step"),
+])
+def test_schedule_names_the_mistakes(wrong, message):
+    passed, text = check("ex-training-schedule", my_schedule=wrong)
+    assert not passed and message.lower() in text.lower(), text
+
+
+def test_schedule_without_the_step_zero_guard_says_it_divides_by_zero():
+    def numpy_schedule(step, d_model, warmup_steps):  # np.float64(0) ** -0.5 is inf, min(inf, 0) = 0
+        step = np.float64(step)
+        with np.errstate(divide="ignore"):
+            return d_model**-0.5 * np.minimum(step**-0.5, step * warmup_steps**-1.5)
+    passed, text = check("ex-training-schedule", my_schedule=numpy_schedule)
+    assert not passed and "first update would be wasted" in text
+    passed, text = check("ex-training-schedule", my_schedule=lambda s, d, w: d**-0.5 * min(s**-0.5, s * w**-1.5))
+    assert not passed and "ZeroDivisionError" in text
+    passed, text = check("ex-training-schedule", my_schedule=lambda s, d, w: float("nan") if s == 0 else 1.0)
+    assert not passed and "divides by zero at step 0" in text
+
+
+def test_schedule_accepts_keras_ops():
+    def with_ops(step, d_model, warmup_steps):
+        step = ops.maximum(ops.cast(step, "float32"), 1.0)
+        return ops.rsqrt(float(d_model)) * ops.minimum(ops.rsqrt(step), step * warmup_steps**-1.5)
+    passed, text = check("ex-training-schedule", my_schedule=with_ops)
+    assert passed, text
+
+
+# ex-training-floor ------------------------------------------------------------------------------
+
+def floor(a_of, b_of, others=lambda V: V - 1, log=np.log):
+    def smoothing_floor(V, epsilon):
+        a, b = a_of(V, epsilon), b_of(V, epsilon)
+        return -a * log(a) - others(V) * b * log(b)
+    return smoothing_floor
+
+
+def right_gap(V, epsilon):
+    return np.log((1 - epsilon + epsilon / V) / (epsilon / V))
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (floor(lambda V, e: 1 - e, lambda V, e: e / (V - 1)), "spread eps over the V - 1 others"),
+    (floor(lambda V, e: 1 - e, lambda V, e: e / V), "it also receives its share eps/V"),
+    (floor(lambda V, e: 1.0, lambda V, e: e / V), "keep the one-hot 1"),
+    (floor(lambda V, e: 1 - e + e / V, lambda V, e: e / V, others=lambda V: 1), "You count one other token"),
+    (floor(lambda V, e: 1 - e + e / V, lambda V, e: e / V, log=np.log2), "log base 2"),
+    (lambda V, epsilon: 0.0, "the floor is not 0"),
+])
+def test_floor_names_the_mistakes(wrong, message):
+    passed, text = check("ex-training-floor", smoothing_floor=wrong, logit_gap=right_gap)
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda V, e: np.log((1 - e) * V / e), "You use (1 - eps) / (eps/V)"),
+    (lambda V, e: np.log((1 - e) * (V - 1) / e), "spread eps over the V - 1 other tokens"),
+    (lambda V, e: (1 - e + e / V) / (e / V), "not a / b"),
+    (lambda V, e: np.log10((1 - e + e / V) / (e / V)), "natural logarithm"),
+])
+def test_gap_names_the_mistakes(wrong, message):
+    right_floor = floor(lambda V, e: 1 - e + e / V, lambda V, e: e / V)
+    passed, text = check("ex-training-floor", smoothing_floor=right_floor, logit_gap=wrong)
+    assert not passed and message in text, text
+
+
+# ex-training-masked-loss ------------------------------------------------------------------------
+
+def masked_loss(target="paper", reduce="masked", pad="pad_id"):
+    """A loss with one or more known mistakes."""
+    def my_masked_loss(labels, logits, label_smoothing=0.0, pad_id=0):
+        labels, z = np.asarray(labels), np.asarray(logits, "float64")
+        log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+        V, eps = z.shape[-1], label_smoothing
+        nll = -np.take_along_axis(log_p, labels[..., None], -1)[..., 0]
+        total = -log_p.sum(-1)
+        per_token = {
+            "paper": (1 - eps) * nll + eps * total / V,
+            "others": (1 - eps) * nll + eps * (total - nll) / (V - 1),
+            "unnormalized": nll + eps * total / V,
+            "none": nll,
+            "no uniform term": (1 - eps) * nll,
+        }[target]
+        keep = labels != (pad_id if pad == "pad_id" else 0)
+        if reduce == "all":
+            return per_token.mean()
+        if reduce == "per sequence":
+            return ((per_token * keep).sum(1) / np.maximum(keep.sum(1), 1)).mean()
+        if reduce == "sum":
+            return (per_token * keep).sum()
+        if reduce == "0/0":
+            with np.errstate(invalid="ignore"):
+                return (per_token * keep).sum() / keep.sum()
+        return (per_token * keep).sum() / max(keep.sum(), 1)
+    return my_masked_loss
+
+
+def test_masked_loss_accepts_the_right_one_and_keras_ops():
+    passed, text = check("ex-training-masked-loss", my_masked_loss=masked_loss())
+    assert passed, text
+
+    def with_ops(labels, logits, label_smoothing=0.0, pad_id=0):
+        log_p = ops.log_softmax(ops.convert_to_tensor(logits, "float32"), axis=-1)
+        ids = ops.convert_to_tensor(labels, "int32")
+        nll = -ops.take_along_axis(log_p, ids[..., None], axis=-1)[..., 0]
+        per_token = (1 - label_smoothing) * nll - label_smoothing * ops.mean(log_p, axis=-1)
+        keep = ops.cast(ids != pad_id, "float32")
+        return ops.sum(per_token * keep) / ops.maximum(ops.sum(keep), 1.0)
+    passed, text = check("ex-training-masked-loss", my_masked_loss=with_ops)
+    assert passed, text
+
+
+@pytest.mark.parametrize("wrong,messages", [
+    (masked_loss(reduce="all"), ["pads included"]),
+    (masked_loss(reduce="per sequence"), ["average each sequence, then the sequences"]),
+    (masked_loss(reduce="sum"), ["you return the sum"]),
+    (masked_loss(target="others"), ["spreads eps over the V - 1 others"]),
+    (masked_loss(target="unnormalized"), ["the one-hot plus eps/V"]),
+    (masked_loss(target="none"), ["label_smoothing is ignored"]),
+    (masked_loss(target="no uniform term"), ["the smoothing term is missing"]),
+    (masked_loss(pad=0), ["the pad id here is 3"]),
+    (masked_loss(reduce="0/0"), ["0 / 0"]),
+    (masked_loss(target="others", reduce="all"), ["spreads eps over the V - 1 others", "pads included"]),
+])
+def test_masked_loss_names_the_mistakes(wrong, messages):
+    passed, text = check("ex-training-masked-loss", my_masked_loss=wrong)
+    assert not passed and all(m.lower() in text.lower() for m in messages), text
+
+
+def test_masked_loss_rejects_keras_default_reduction():
+    def keras_default(labels, logits, label_smoothing=0.0, pad_id=0):  # the pitfall: pads averaged in
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, logits)
+    passed, text = check("ex-training-masked-loss", my_masked_loss=keras_default)
+    assert not passed and "pads included" in text
+
+
+# ex-training-fix-accuracy -----------------------------------------------------------------------
+
+def tutorial_accuracy(label, pred):
+    pred = ops.argmax(pred, axis=2)
+    label = ops.cast(label, pred.dtype)
+    match = ops.logical_and(ops.equal(label, pred), ops.not_equal(label, 0))
+    mask = ops.cast(ops.not_equal(label, 0), "float32")
+    return ops.sum(ops.cast(match, "float32")) / ops.sum(mask)
+
+
+class PythonTotals(keras.metrics.Metric):
+    """Totals in Python numbers: right eagerly, but reset_state does not see them."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.right = self.total = 0.0
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = np.asarray(y_true)
+        self.right += float(np.sum((np.argmax(np.asarray(y_pred), -1) == y_true) & (y_true != 0)))
+        self.total += float(np.sum(y_true != 0))
+
+    def result(self):
+        return self.right / max(self.total, 1.0)
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda: keras.metrics.MeanMetricWrapper(tutorial_accuracy), "still the bug"),
+    (lambda: keras.metrics.SparseCategoricalAccuracy(), "you count the pad positions"),
+    (PythonTotals, "After reset_state() your metric still counts the batch before it"),
+    (PythonTotals, "runs as a TensorFlow graph"),
+    (lambda: tutorial_accuracy, "must make a keras.metrics.Metric"),
+])
+def test_fix_accuracy_names_the_mistakes(wrong, message):
+    passed, text = check("ex-training-fix-accuracy", FixedMaskedAccuracy=wrong)
+    assert not passed and message in text, text
+
+
+def test_fix_accuracy_accepts_a_metric_with_variables():
+    passed, text = check("ex-training-fix-accuracy", FixedMaskedAccuracy=mt.MaskedAccuracy)
+    assert passed, text
+
+
+# ex-training-backup -----------------------------------------------------------------------------
+
+def history(epochs):
+    return types.SimpleNamespace(epoch=list(epochs), history={"loss": [1.0] * len(epochs)})
+
+
+def model_at(step):
+    return types.SimpleNamespace(optimizer=types.SimpleNamespace(iterations=np.int64(step)))
+
+
+RIGHT_BACKUP = dict(resumed_history=history([2, 3]), resumed_model=model_at(12),
+                    second_call_epochs=2, second_call_final_step=12)
+
+
+def test_backup_accepts_the_right_run():
+    passed, text = check("ex-training-backup", **RIGHT_BACKUP)
+    assert passed, text
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("resumed_history", history([0, 1, 2, 3]), "nothing was restored"),
+    ("resumed_history", history([1, 2, 3]), "trained the epochs [2, 3, 4]"),
+    ("resumed_history", "done", "must be what the second `fit` call returns"),
+    ("resumed_model", model_at(6), "started again from step 0"),
+    ("resumed_model", model_at(9), "should be at 4 epochs x 3 steps = 12"),
+    ("second_call_epochs", 4, "the whole run"),
+    ("second_call_epochs", 3, "interrupted after epoch 2 of 4"),
+    ("second_call_final_step", 6, "as if the optimizer had started from 0"),
+    ("second_call_final_step", 2.5, "must be a whole number"),
+])
+def test_backup_names_the_mistakes(name, value, message):
+    passed, text = check("ex-training-backup", **{**RIGHT_BACKUP, name: value})
+    assert not passed and message in text, text
+
+
+# ex-training-exact-vs-token ---------------------------------------------------------------------
+
+DATE_TEST = [("3 Mar 1998", "1998-03-03"), ("Wednesday, 25 September 2024", "2024-09-25"),
+             ("10/2/2003", "2003-10-02"), ("june 11th, 87", "1987-06-11")]
+DATES = dict(date_forced_accuracy=0.9996590614318848, date_test=DATE_TEST,
+             date_outputs=["1998-03-03", "2042-09-25", "2003-10-22", "1987-06-11"])
+FIELDS = ["year"] * 4 + ["separator"] + ["month"] * 2 + ["separator"] + ["day"] * 2 + ["end"]
+
+
+def token_accuracy(outputs, targets):
+    said = [list(o) + ["<end>"] for o in outputs]
+    wanted = [list(t) + ["<end>"] for t in targets]
+    right = sum(i < len(s) and s[i] == w[i] for s, w in zip(said, wanted) for i in range(len(w)))
+    return right / sum(len(w) for w in wanted)
+
+
+def first_wrong_field(output, target):
+    if output == target:
+        return None
+    return FIELDS[next(i for i in range(len(target) + 1) if output[i:i + 1] != target[i:i + 1])]
+
+
+RIGHT_DATES = dict(predicted_exact_match=0.9996590614318848**11, measured_exact_match=0.5,
+                   greedy_token_accuracy=token_accuracy, first_wrong_field=first_wrong_field, **DATES)
+
+
+def test_exact_vs_token_accepts_the_right_answers():
+    passed, text = check("ex-training-exact-vs-token", **RIGHT_DATES)
+    assert passed, text
+
+
+def zipped_field(output, target):
+    for i, (a, b) in enumerate(zip(output, target)):
+        if a != b:
+            return FIELDS[i]
+    return None
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("predicted_exact_match", 0.9996590614318848**10, "is a^10"),
+    ("predicted_exact_match", 0.9997**11, "comes from a rounded accuracy"),
+    ("predicted_exact_match", 0.9996590614318848, "the token accuracy itself"),
+    ("measured_exact_match", 0.75 - 0.25, None),  # 0.5 is right here: 2 of 4
+    ("measured_exact_match", 2, "is a count"),
+    ("greedy_token_accuracy",
+     lambda outputs, targets: np.mean([o[i:i + 1] == t[i] for o, t in zip(outputs, targets) for i in range(10)]),
+     "the 10 characters only"),
+    ("greedy_token_accuracy",
+     lambda outputs, targets: np.mean([a == b for o, t in zip(outputs, targets) for a, b in zip(o, t)]),
+     "zip stops at the shorter string"),
+    ("greedy_token_accuracy", lambda outputs, targets: np.mean([o == t for o, t in zip(outputs, targets)]),
+     "this is the exact match"),
+    ("first_wrong_field", zipped_field, "zip stops at the shorter string"),
+    ("first_wrong_field", lambda o, t: None if o == t else "day", "Positions 0-3 of YYYY-MM-DD are the year"),
+])
+def test_exact_vs_token_names_the_mistakes(name, value, message):
+    passed, text = check("ex-training-exact-vs-token", **{**RIGHT_DATES, name: value})
+    if message is None:
+        assert passed, text
+    else:
+        assert not passed and message in text, text
+
+
+def test_exact_vs_token_rejects_the_error_rate():
+    dates = {**RIGHT_DATES, "date_outputs": ["1998-03-03", "2042-09-25", "2003-10-02", "1987-06-11"]}
+    passed, text = check("ex-training-exact-vs-token", **{**dates, "measured_exact_match": 0.25})
+    assert not passed and "fraction of WRONG outputs" in text, text
