@@ -44,6 +44,11 @@ def grader(chapter):
             "The exercises' checks need otter-grader: "
             'pip install "mintransformer[exercises]" (or pip install otter-grader).'
         ) from error
+    # The checks compare with the package to about 1e-5. On recent NVIDIA GPUs TensorFlow runs
+    # float32 matmuls as TF32 (about 1e-3): keep them exact, so that a right answer passes there too.
+    import tensorflow as tf
+
+    tf.config.experimental.enable_tensor_float_32_execution(False)
     return otter.Notebook(tests_dir=tests_dir(chapter))
 
 
