@@ -143,6 +143,22 @@ def test_shift_rejects_doubling_as_a_shift():
     assert not passed and "doubling the logits is not adding a constant" in text, text
 
 
+@pytest.mark.parametrize("wrong,message", [
+    (lambda Q, b_K: Q @ b_K / np.sqrt(2), "sqrt(2), the d_k of the example"),
+    (lambda Q, b_K: Q @ b_K / np.sqrt(Q.shape[0]), "the number of queries"),
+    (lambda Q, b_K: Q @ b_K / Q.shape[-1], "divides by d_k; the scores are divided by sqrt(d_k)"),
+])
+def test_shift_names_the_wrong_d_k(wrong, message):
+    passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", row_shift=wrong))
+    assert not passed and message in text, text
+
+
+def test_shift_accepts_d_k_from_the_bias():
+    passed, text = check("ex-mathematics-shift", **with_(
+        "ex-mathematics-shift", row_shift=lambda Q, b_K: Q @ b_K / np.sqrt(len(b_K))))
+    assert passed, text
+
+
 def test_shift_rejects_the_unscaled_row_shift():
     passed, text = check("ex-mathematics-shift",
                          **with_("ex-mathematics-shift", row_shift=lambda Q, b_K: Q @ b_K))
@@ -182,6 +198,47 @@ def test_temperature_rejects_a_small_temperature_for_the_limit():
     assert not passed and "a small temperature, not the limit" in text, text
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("tau", [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10])
+def test_temperature_rejects_any_small_temperature(tau):
+    passed, text = check("ex-mathematics-temperature", **with_(
+        "ex-mathematics-temperature", cold_limit=lambda z: stable_softmax(z / tau)))
+    assert not passed and "a small temperature, not the limit" in text, text
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("tau", [1e3, 1e6, 1e8])
+def test_temperature_rejects_a_large_temperature_for_the_limit(tau):
+    passed, text = check("ex-mathematics-temperature", **with_(
+        "ex-mathematics-temperature", hot_limit=lambda z: stable_softmax(z / tau)))
+    assert not passed and "a large temperature, not the limit" in text, text
+
+
+def test_temperature_rejects_the_unnormalised_tie_mask():
+    passed, text = check("ex-mathematics-temperature", **with_(
+        "ex-mathematics-temperature", cold_limit=lambda z: (z == z.max()).astype(float)))
+    assert not passed and "each of the M tied entries gets 1/M; the weights sum to 1" in text, text
+
+
+def test_temperature_rejects_near_ties_as_ties():
+    def tolerant(z):
+        top = np.isclose(z, z.max())
+        return top / top.sum()
+
+    passed, text = check("ex-mathematics-temperature", **with_("ex-mathematics-temperature", cold_limit=tolerant))
+    assert not passed and "close to the maximum but not equal to it" in text, text
+
+
+@pytest.mark.parametrize("cold_limit", [
+    lambda z: np.where(z == np.max(z), 1.0, 0.0) / np.count_nonzero(z == np.max(z)),
+    lambda z: [1 / np.sum(z == max(z)) if v == max(z) else 0.0 for v in z],
+    lambda z: ops.convert_to_tensor((z == z.max()) / (z == z.max()).sum()),
+])
+def test_temperature_accepts_other_correct_cold_limits(cold_limit):
+    passed, text = check("ex-mathematics-temperature", **with_("ex-mathematics-temperature", cold_limit=cold_limit))
+    assert passed, text
+
+
 def test_temperature_rejects_a_wrong_hot_limit():
     passed, text = check("ex-mathematics-temperature", **with_(
         "ex-mathematics-temperature", hot_limit=lambda z: z / z.sum()))
@@ -214,6 +271,7 @@ def test_variance_names_the_wrong_scaled_formulas(wrong, message):
 @pytest.mark.parametrize("ratio,message", [
     (4.07, "you divided by d_k sigma^2"),
     (16.3, "you divided by d_k alone"),
+    (16.3, "`scale` is the standard deviation"),
     (0.5, "within 0.05 of 1"),
     ("about one", "must be an array or a tensor of numbers"),
 ])
@@ -237,7 +295,10 @@ def test_divide_by_dk_names_the_wrong_variances(wrong, message):
 @pytest.mark.parametrize("wrong,message", [
     (lambda S: (1.0, 0.0), "a hard maximum, the limit WITHOUT scaling"),
     (lambda S: (1 / S, np.log2(S)), "in nats"),
-    (lambda S: 1 / S, "must return a pair"),
+    (lambda S: (1 / S, 1.0), "the normalised entropy H / ln S"),
+    (lambda S: 1 / S, "must return a pair (mean largest weight, mean entropy); it returned a float"),
+    (lambda S: (1 / S, np.log(S), 0.0), "it returned a tuple of 3 items"),
+    (lambda S: {"weight": 1 / S}, "it returned a dict"),
 ])
 def test_divide_by_dk_names_the_wrong_limits(wrong, message):
     passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=wrong))
@@ -300,6 +361,34 @@ def test_fix_rejects_the_sketch_and_the_half_fixes(wrong, message):
     assert not passed and message in text, text
 
 
+def over_the_whole_matrix(Q, K, V):
+    scores = Q @ K.T / np.sqrt(K.shape[-1])
+    e = np.exp(scores - scores.max())
+    weights = e / e.sum()
+    return weights @ V, weights
+
+
+def swapped(Q, K, V):
+    output, weights = fixed_attention(Q, K, V)
+    return weights, output
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("wrong,message", [
+    (over_the_whole_matrix, "you normalised by the sum over the whole matrix"),
+    (swapped, "the order is (output, weights)"),
+    (lambda Q, K, V: fixed_attention(Q, K, V)[1], "it returned a NumPy array of shape (3, 4)"),
+])
+def test_fix_names_the_other_mistakes(wrong, message):
+    passed, text = check("ex-mathematics-fix-sum-index", fixed_attention=wrong)
+    assert not passed and message in text, text
+
+
+def test_fix_accepts_a_list():
+    passed, text = check("ex-mathematics-fix-sum-index", fixed_attention=lambda Q, K, V: list(fixed_attention(Q, K, V)))
+    assert passed, text
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_fix_passes_the_small_cases_with_the_naive_softmax_only_fails_the_large_one():
     result = mt.exercises.run_check(CHAPTER, "ex-mathematics-fix-sum-index", {"fixed_attention": naive})
@@ -320,8 +409,30 @@ def test_fix_reference_is_the_package():
     (lambda out, A: (out, A), "row t belongs to the token now at position t"),
     (lambda out, A: (out[::-1], A[::-1]), "reverse both axes"),
     (lambda out, A: (out[::-1], A), "both in the new order"),
-    (lambda out, A: out[::-1], "must return a pair"),
+    (lambda out, A: out[::-1], "must return a pair (output, weights); it returned a NumPy array of shape (5, 3)"),
+    (lambda out, A: (out[::-1], A[:, ::-1]), "reversed the columns of the weights (the keys) but not the rows"),
+    (lambda out, A: (out[::-1], A.T), "A.T swaps the queries and the keys"),
+    (lambda out, A: (np.flip(out), np.flip(A)), "np.flip without an axis reverses every axis"),
+    (lambda out, A: (A[::-1, ::-1], out[::-1]), "the order is (output, weights)"),
 ])
 def test_permutation_names_the_wrong_predictions(wrong, message):
     passed, text = check("ex-mathematics-permutation", predict_reversed=wrong)
     assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("predict_reversed", [
+    lambda out, A: [out[::-1], A[::-1, ::-1]],
+    lambda out, A: (np.flip(out, axis=0), np.flip(A)),
+])
+def test_permutation_accepts_other_correct_answers(predict_reversed):
+    passed, text = check("ex-mathematics-permutation", predict_reversed=predict_reversed)
+    assert passed, text
+
+
+@pytest.mark.parametrize("limits", [
+    lambda S: [1 / S, np.log(S)],
+    lambda S: np.array([1 / S, np.log(S)]),
+])
+def test_divide_by_dk_accepts_a_list_or_an_array(limits):
+    passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=limits))
+    assert passed, text

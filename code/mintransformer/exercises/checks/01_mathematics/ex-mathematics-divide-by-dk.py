@@ -10,7 +10,7 @@ name = "ex-mathematics-divide-by-dk"
 points = 2
 
 D_KS = np.array([4.0, 64.0, 512.0])
-SIZES = (2, 16, 100)
+SIZES = (16, 2, 100)
 
 
 @test_case(points=1)
@@ -31,21 +31,44 @@ def variance_after_dividing_by_dk(var_divided_by_dk):
           hint="Var(X / c) = Var(X) / c^2, and Var(q . k) = d_k.")
 
 
+def _pair(result, function, what):
+    """The two items of a pair: a tuple, a list or an array of length 2 (a wrong type is named)."""
+    if isinstance(result, (tuple, list)):
+        if len(result) == 2:
+            return result
+        raise AssertionError(f"`{function}` must return a pair {what}; it returned a "
+                             f"{type(result).__name__} of {len(result)} items.")
+    try:
+        array = to_numpy(result, "result")
+    except AssertionError:
+        array = None
+    if array is not None and array.ndim == 1 and array.shape[0] == 2:
+        return array[0], array[1]
+    kind = type(result).__name__
+    if array is not None and array.ndim > 0:
+        kind = f"{'NumPy array' if isinstance(result, np.ndarray) else kind} of shape {array.shape}"
+    article = "an" if kind[0] in "aeiouAEIOU" else "a"
+    raise AssertionError(f"`{function}` must return a pair {what}; it returned {article} {kind}.")
+
+
 @test_case(points=1)
 def the_limit_is_uniform(limits_divided_by_dk):
     for S in SIZES:
         result = call(limits_divided_by_dk, "limits_divided_by_dk", S)
-        if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise AssertionError("`limits_divided_by_dk(S)` must return a pair: "
-                                 "(mean largest weight, mean entropy).")
-        got = np.array([float(to_numpy(x, "each limit")) for x in result])
+        first, second = _pair(result, "limits_divided_by_dk", "(mean largest weight, mean entropy)")
+        got = np.array([float(to_numpy(x, "each limit")) for x in (first, second)])
         what = f"limits_divided_by_dk({S})"
         if like(got, [1.0, 0.0]):
             raise AssertionError(
                 f"{what} = (1, 0) is a hard maximum, the limit WITHOUT scaling. Divided by d_k, the "
                 "scores have variance 1/d_k -> 0: every logit tends to 0."
             )
-        if like(got[1], np.log2(S)) or like(got[1], np.log10(S)):
+        if like(got[1], 1.0):
+            raise AssertionError(
+                f"{what}: an entropy of 1 is the normalised entropy H / ln S. The task asks for the "
+                "entropy itself, in nats: H = -sum p ln p."
+            )
+        if (np.log2(S) != 1 and like(got[1], np.log2(S))) or like(got[1], np.log10(S)):
             raise AssertionError(f"{what}: the entropy is in nats, with the natural logarithm (np.log).")
         close(got, [1 / S, np.log(S)], what, atol=1e-6,
               hint="When every logit tends to 0, the softmax tends to the uniform distribution "

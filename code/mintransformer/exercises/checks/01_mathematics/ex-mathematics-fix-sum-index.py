@@ -65,6 +65,13 @@ def _name_the_mistake(w, ref_w, Q, K, case):
             f"{case}: each column of your weights sums to 1: you normalised over the queries. The sum "
             "in the denominator runs over the keys s' of one query: each ROW must sum to 1."
         )
+    if w.shape[0] > 1 and np.all(np.isfinite(w)) and abs(w.sum() - 1) < 1e-5 \
+            and not np.allclose(w.sum(axis=-1), 1, atol=1e-5):
+        raise AssertionError(
+            f"{case}: all T x S weights together sum to 1: you normalised by the sum over the whole "
+            "matrix (e / e.sum()). The sum in the denominator runs over the keys s' of one query: "
+            "each ROW must sum to 1 (axis=-1, keepdims=True)."
+        )
     unscaled = _softmax(scores)
     if differs(unscaled) and like(w, unscaled):
         raise AssertionError(f"{case}: these are the weights of softmax(Q K^T): divide the scores by "
@@ -83,19 +90,41 @@ def _name_the_mistake(w, ref_w, Q, K, case):
         )
 
 
+def _pair(result, function, what):
+    """The two items of a pair of matrices: a tuple, a list, or an array of shape (2, m, n)."""
+    if isinstance(result, (tuple, list)):
+        if len(result) == 2:
+            return result
+        raise AssertionError(f"`{function}` must return a pair {what}; it returned a "
+                             f"{type(result).__name__} of {len(result)} items.")
+    try:
+        with np.errstate(all="ignore"):
+            array = to_numpy(result, "result")
+    except AssertionError:
+        array = None
+    if array is not None and array.ndim == 3 and array.shape[0] == 2:
+        return array[0], array[1]
+    kind = type(result).__name__
+    if array is not None and array.ndim > 0:
+        kind = f"{'NumPy array' if isinstance(result, np.ndarray) else kind} of shape {array.shape}"
+    article = "an" if kind[0] in "aeiouAEIOU" else "a"
+    raise AssertionError(f"`{function}` must return a pair {what}; it returned {article} {kind}.")
+
+
 def _check(fixed_attention, Q, K, V, case, atol):
     result = call(fixed_attention, "fixed_attention", Q.copy(), K.copy(), V.copy())
-    if not (isinstance(result, tuple) and len(result) == 2):
-        raise AssertionError("`fixed_attention` must return a pair: (output, weights).")
+    first, second = _pair(result, "fixed_attention", "(output, weights)")
     ref_out, ref_w = (ops.convert_to_numpy(t) for t in mt.scaled_dot_product_attention(Q, K, V))
+    if like(first, ref_w, atol=atol) and like(second, ref_out, atol=atol):
+        raise AssertionError(f"{case}: you returned (weights, output); the order is (output, weights).")
     with np.errstate(all="ignore"):
-        w = to_numpy(result[1], "the weights")
+        w = to_numpy(second, "the weights")
     if w.shape == ref_w.shape:
         _name_the_mistake(w, ref_w, Q, K, case)
     close(w, ref_w, f"{case}: the weights (T, S)", atol=atol,
           hint="alpha[t, s] = exp(score[t, s]) / (sum over s' of exp(score[t, s'])), "
           "with score = Q K^T / sqrt(d_k).")
-    close(result[0], ref_out, f"{case}: the output (T, d_v)", atol=atol, hint="output = weights @ V.")
+    close(first, ref_out, f"{case}: the output (T, d_v)", atol=atol, hint="output = weights @ V.")
 
 
 @test_case(points=1)
@@ -108,7 +137,8 @@ def three_queries_four_keys(fixed_attention):
 def other_shapes(fixed_attention):
     for seed, (T, S, d_k, d_v) in enumerate([(1, 1, 2, 2), (5, 2, 4, 6), (2, 7, 16, 1)], start=1):
         Q, K, V = _random(seed, T, S, d_k, d_v)
-        _check(fixed_attention, Q, K, V, f"{T} queries over {S} keys, d_k = {d_k}", atol=1e-5)
+        case = f"{T} {'query' if T == 1 else 'queries'} over {S} {'key' if S == 1 else 'keys'}, d_k = {d_k}"
+        _check(fixed_attention, Q, K, V, case, atol=1e-5)
 
 
 @test_case(points=1)

@@ -5,7 +5,7 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like
+from mintransformer.exercises.checking import call, close, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-permutation"
@@ -25,17 +25,45 @@ def _case():
     return out, A, out_rev, A_rev
 
 
+def _pair(result, function, what):
+    """The two items of a pair of matrices: a tuple, a list, or an array of shape (2, m, n)."""
+    if isinstance(result, (tuple, list)):
+        if len(result) == 2:
+            return result
+        raise AssertionError(f"`{function}` must return a pair {what}; it returned a "
+                             f"{type(result).__name__} of {len(result)} items.")
+    try:
+        with np.errstate(all="ignore"):
+            array = to_numpy(result, "result")
+    except AssertionError:
+        array = None
+    if array is not None and array.ndim == 3 and array.shape[0] == 2:
+        return array[0], array[1]
+    kind = type(result).__name__
+    if array is not None and array.ndim > 0:
+        kind = f"{'NumPy array' if isinstance(result, np.ndarray) else kind} of shape {array.shape}"
+    article = "an" if kind[0] in "aeiouAEIOU" else "a"
+    raise AssertionError(f"`{function}` must return a pair {what}; it returned {article} {kind}.")
+
+
 def _predict(predict_reversed, out, A):
     result = call(predict_reversed, "predict_reversed", out.copy(), A.copy())
-    if not (isinstance(result, tuple) and len(result) == 2):
-        raise AssertionError("`predict_reversed` must return a pair: (output, weights).")
-    return result
+    first, second = _pair(result, "predict_reversed", "(output, weights)")
+    _, _, out_rev, A_rev = _case()
+    if like(first, A_rev) and like(second, out_rev):
+        raise AssertionError("You returned (weights, output); the order is (output, weights).")
+    return first, second
 
 
 @test_case(points=1)
 def the_outputs(predict_reversed):
     out, A, out_rev, _ = _case()
     got = _predict(predict_reversed, out, A)[0]
+    if like(got, out[::-1, ::-1]):
+        raise AssertionError(
+            "np.flip without an axis reverses every axis, so it also reversed the d_v features of "
+            "each output row. Reverse only the rows (the tokens): out[::-1] or np.flip(out, axis=0)."
+        )
     if like(got, out):
         raise AssertionError(
             "The output is the old one, row for row. Each token's output is unchanged, but the "
@@ -53,6 +81,17 @@ def the_weights(predict_reversed):
         raise AssertionError(
             "You reversed the rows of the weights (the queries) but not the columns: the keys are "
             "the same reversed tokens, so reverse both axes."
+        )
+    if like(got, A[:, ::-1]):
+        raise AssertionError(
+            "You reversed the columns of the weights (the keys) but not the rows: the queries are "
+            "the same reversed tokens, so reverse both axes."
+        )
+    if like(got, A.T):
+        raise AssertionError(
+            "A.T swaps the queries and the keys: entry (t, s) becomes the weight of query s on key "
+            "t, which is another number. Reversing the sentence keeps the roles and reverses the "
+            "order on both axes: A[::-1, ::-1]."
         )
     if like(got, A):
         raise AssertionError("The weights are the old ones: the queries (rows) and the keys (columns) "

@@ -46,7 +46,21 @@ def key_bias_shifts_each_row(row_shift):
             "`row_shift` gives q_t . b_K, the shift of the unscaled scores: the scores are "
             "Q K^T / sqrt(d_k), so their shift is divided by sqrt(d_k) too."
         )
-    close(got, expected, "row_shift(Q, b_K), one number per query", atol=1e-6,
+    if like(got, Q @ b_K / np.sqrt(2)):
+        raise AssertionError(
+            "`row_shift` divides by sqrt(2), the d_k of the example. Here Q has shape (4, 8): d_k is "
+            "Q.shape[-1], so divide by np.sqrt(Q.shape[-1])."
+        )
+    if like(got, Q @ b_K / np.sqrt(Q.shape[0])):
+        raise AssertionError(
+            "`row_shift` divides by sqrt(4), the square root of the number of queries T = "
+            "Q.shape[0]. d_k is the length of each query: Q.shape[-1]."
+        )
+    if like(got, Q @ b_K / Q.shape[-1]):
+        raise AssertionError(
+            "`row_shift` divides by d_k; the scores are divided by sqrt(d_k), and so is their shift."
+        )
+    close(got, expected, "row_shift(Q, b_K) for Q of shape (4, 8), one number per query", atol=1e-6,
           hint="Expand q_t . (k_s + b_K) / sqrt(d_k): the term that does not depend on s is the shift.")
 
 

@@ -11,32 +11,73 @@ points = 2
 
 
 def _softmax(z):
-    e = np.exp(z - z.max())
-    return e / e.sum()
+    with np.errstate(all="ignore"):
+        e = np.exp(z - z.max())
+        return e / e.sum()
+
+
+def _fitted_temperature(got, z):
+    """The tau for which ``got`` is softmax(z / tau), if it is one; else None.
+
+    Two entries with z_i > z_j and weights p_i > p_j > 0 give p_i / p_j = exp((z_i - z_j) / tau),
+    so tau = (z_i - z_j) / ln(p_i / p_j); ``got`` is then a softmax at that temperature if all its
+    entries agree with softmax(z / tau).
+    """
+    if got.shape != z.shape or not np.all(np.isfinite(got)) or np.any(got < 0):
+        return None
+    i = int(np.argmax(z))
+    below = np.flatnonzero((z < z[i]) & (got > 0))
+    if got[i] <= 0 or below.size == 0:
+        return None
+    j = below[np.argmax(got[below])]  # the largest weight below the maximum
+    if not got[i] > got[j]:
+        return None
+    with np.errstate(all="ignore"):
+        tau = (z[i] - z[j]) / np.log(got[i] / got[j])
+    if not (np.isfinite(tau) and tau > 0) or not like(got, _softmax(z / tau), atol=1e-5):
+        return None
+    return float(tau)
 
 
 @test_case(points=1)
 def cold(cold_limit):
     cases = [np.array([2.0, 1.0, 0.5, -1.0]),
-             np.array([0.5, 0.49, -1.0]),       # a small gap: the limit is still one-hot
-             np.array([1.0, 3.0, 3.0, 0.0]),    # a tie for the maximum
-             np.array([-2.0, -2.0, -2.0])]      # all tied
+             np.array([0.5, 0.49, -1.0]),         # a small gap: the limit is still one-hot
+             np.array([1.0, 1.0 - 1e-6, 0.0]),    # a near-tie: one-hot all the same
+             np.array([1.0, 1.0 - 1e-12, 0.0]),   # a nearer one
+             np.array([1.0, 3.0, 3.0, 0.0]),      # a tie for the maximum
+             np.array([-2.0, -2.0, -2.0])]        # all tied
     for z in cases:
-        got = to_numpy(call(cold_limit, "cold_limit", z.copy()), "The result of `cold_limit`")
+        with np.errstate(all="ignore"):
+            got = to_numpy(call(cold_limit, "cold_limit", z.copy()), "The result of `cold_limit`")
         top = z == z.max()
-        expected = top / top.sum()
+        M = int(top.sum())
+        expected = top / M
         what = f"cold_limit({z.tolist()})"
-        if top.sum() > 1 and like(got, np.eye(len(z))[np.argmax(z)]):
+        if M > 1 and like(got, np.eye(len(z))[np.argmax(z)]):
             raise AssertionError(
-                f"{what} is one-hot, but {int(top.sum())} entries share the maximum: each of them "
-                "keeps a term e^0 = 1 in the limit, so each gets 1/M (here "
-                f"1/{int(top.sum())}), and the others 0."
+                f"{what} is one-hot, but {M} entries share the maximum: each of them keeps a term "
+                f"e^0 = 1 in the limit, so each gets 1/M (here 1/{M}), and the others 0."
             )
-        for tau in (0.1, 0.05, 0.01):
-            if not like(expected, _softmax(z / tau), atol=1e-4) and like(got, _softmax(z / tau), atol=1e-4):
+        if M > 1 and like(got, top.astype(float)):
+            raise AssertionError(
+                f"{what} puts 1 on each of the {M} tied entries: each of the M tied entries gets "
+                "1/M; the weights sum to 1."
+            )
+        near = np.isclose(z, z.max())
+        if M == 1 and near.sum() > 1 and like(got, near / near.sum(), atol=1e-6):
+            raise AssertionError(
+                f"{what} shares the weight between entries that are close to the maximum but not "
+                "equal to it (np.isclose?). The largest entry is unique, however small the gap: "
+                "the limit is one-hot. Only exactly equal entries (z == z.max()) share it."
+            )
+        if not like(got, expected, atol=1e-6):
+            tau = _fitted_temperature(got, z)
+            if tau is not None:
                 raise AssertionError(
-                    f"{what} is softmax(z / {tau}), a small temperature, not the limit: in the limit "
-                    "every entry below the maximum gets exactly 0."
+                    f"{what} is softmax(z / tau) with tau = {tau:.0e}: a small temperature, not the "
+                    "limit. Close ties need ever smaller tau; in the limit every entry below the "
+                    "maximum gets exactly 0. Write the limit from your formula."
                 )
         close(got, expected, what, atol=1e-6,
               hint="As tau -> 0+, (z_i - max z) / tau -> -infinity for every entry below the maximum.")
@@ -44,7 +85,21 @@ def cold(cold_limit):
 
 @test_case(points=1)
 def hot(hot_limit):
-    for z in (np.array([2.0, 1.0, 0.5, -1.0]), np.array([10.0, -3.0, 0.0, 7.0, 1.0])):
-        got = call(hot_limit, "hot_limit", z.copy())
-        close(got, np.full(len(z), 1 / len(z)), f"hot_limit({z.tolist()})", atol=1e-6,
+    cases = [np.array([2.0, 1.0, 0.5, -1.0]),
+             np.array([10.0, -3.0, 0.0, 7.0, 1.0]),
+             np.array([1e6, -1e6, 0.0])]  # large logits: a large tau is still far from the limit
+    for z in cases:
+        with np.errstate(all="ignore"):
+            got = to_numpy(call(hot_limit, "hot_limit", z.copy()), "The result of `hot_limit`")
+        what = f"hot_limit({z.tolist()})"
+        expected = np.full(len(z), 1 / len(z))
+        if not like(got, expected, atol=1e-6):
+            tau = _fitted_temperature(got, z)
+            if tau is not None:
+                raise AssertionError(
+                    f"{what} is softmax(z / tau) with tau = {tau:.0e}: a large temperature, not the "
+                    "limit. Large logits need ever larger tau; in the limit every z_i / tau is 0. "
+                    "Write the limit from your formula."
+                )
+        close(got, expected, what, atol=1e-6,
               hint="As tau -> infinity every z_i / tau -> 0: what is the softmax of all zeros?")

@@ -80,8 +80,9 @@ def measured_ratio(sample_ratio):
         )
     if abs(ratio - 16) < 0.8:
         raise AssertionError(
-            f"sample_ratio = {ratio:.2f}, about 16 = sigma^4: you divided by d_k alone. The "
-            "variance of q . k is d_k sigma^4."
+            f"sample_ratio = {ratio:.2f}, about 16 = sigma^4: either you divided by d_k alone (the "
+            "variance of q . k is d_k sigma^4), or you drew with scale sigma^2 = 4 "
+            "(rng.normal(scale=sigma**2)): `scale` is the standard deviation, sigma = 2."
         )
     if not abs(ratio - 1) < 0.05:
         raise AssertionError(
