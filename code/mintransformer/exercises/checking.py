@@ -38,6 +38,8 @@ def call(function, name, *args, **kwargs):
         raise Unanswered(f"`{name}` still raises NotImplementedError: write its body.") from None
     except Exception as error:
         message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # Keras colours its messages
+        if len(message) > 600:  # Keras puts whole tensors in some messages
+            message = message[:600] + " [...]"
         # (otter strips quotes from the ends of a message: end it with a period.)
         raise AssertionError(f"`{name}` raised {type(error).__name__}: {message.strip().rstrip('.')}.") from error
 
