@@ -28,11 +28,12 @@ def stub(*args, **kwargs):
     ("ex-attention-identical-keys", "predict_identical_keys"),
     ("ex-attention-fix-additive-mask", "fixed_attention"),
     ("ex-attention-combine-masks", "my_decoder_mask"),
+    ("ex-attention-causal-independence", "unchanged"),
 ])
 def test_blank_answers_fail_and_say_so(label, name):
     passed, text = check(label)  # nothing defined
     assert not passed and "is not defined" in text
-    placeholder = ... if name.endswith("hand") else stub
+    placeholder = ... if name.endswith("hand") or name == "unchanged" else stub
     passed, text = check(label, **{name: placeholder, "outputs_by_hand": ...})
     assert not passed and ("still `...`" in text or "NotImplementedError" in text)
 
@@ -89,11 +90,151 @@ def test_fix_rejects_the_tutorial_and_the_half_fix():
 def test_identical_keys_rejects_the_mean_over_all_keys_under_a_mask():
     passed, text = check("ex-attention-identical-keys",
                          predict_identical_keys=lambda v, mask: np.tile(np.mean(v, 0), (3, 1)))
-    assert not passed and "uniform over the keys that query t may see" in text
+    assert not passed and "you returned the mean of all the values" in text
+    passed, text = check("ex-attention-identical-keys", predict_identical_keys=lambda v, mask: np.mean(v, 0))
+    assert not passed and "you returned the mean of all the values" in text
 
 
-def test_combine_rejects_or():
-    def with_or(tokens):
-        return ops.logical_or(mt.causal_mask(np.shape(tokens)[1]), mt.padding_mask(tokens))
-    passed, text = check("ex-attention-combine-masks", my_decoder_mask=with_or)
-    assert not passed and "combine them with AND" in text
+def _tutorial_attention_of_the_work_cell():
+    """`tutorial_attention` exactly as the fix exercise's work cell gives it to the student."""
+    import pathlib
+
+    import nbformat
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "chapters" / f"{CHAPTER}.ipynb"
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells
+               if "exercise-work" in c.metadata.get("tags", []) and "def tutorial_attention" in c.source]
+    assert len(sources) == 1
+    env = {"np": np, "ops": ops, "mt": mt}
+    exec(sources[0], env)
+    return env["tutorial_attention"]
+
+
+def test_fix_names_the_bug_of_the_work_cells_tutorial_attention_in_every_case():
+    # Review of chapter 2, items 1-2: the work cell's code runs with the book's boolean masks, and
+    # the check says "still the bug" in all three cases, rows whose keys are all allowed included.
+    passed, text = check("ex-attention-fix-additive-mask", fixed_attention=_tutorial_attention_of_the_work_cell())
+    assert not passed and text.count("still the bug") == 3, text
+
+
+def test_fix_rejects_a_fix_without_the_scale_and_swapped_results():
+    def unscaled(q, k, v, mask):
+        logits = ops.where(mask, ops.matmul(q, ops.swapaxes(k, -1, -2)), mt.MASK_FILL_VALUE)
+        weights = ops.where(mask, ops.softmax(logits, axis=-1), 0.0)
+        return ops.matmul(weights, v), weights
+
+    passed, text = check("ex-attention-fix-additive-mask", fixed_attention=unscaled)
+    assert not passed and text.count("these weights are unscaled") == 2, text  # case 3's weights are 1 or 0
+    assert "Blocked keys" not in text
+
+    def swapped(q, k, v, mask):
+        return mt.scaled_dot_product_attention(q, k, v, mask=mask)[::-1]
+
+    passed, text = check("ex-attention-fix-additive-mask", fixed_attention=swapped)
+    assert not passed and text.count("return (output, weights), in that order") == 3, text
+
+
+def _implement_variant(kind):
+    """Attentions that are wrong in one named way (or right, for the alternatives)."""
+    def attention(q, k, v, mask=None):
+        q, k, v = (np.asarray(t, dtype="float64") for t in (q, k, v))
+        d = v.shape[-1] if kind == "sqrt(d_v)" else q.shape[-1]
+        logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
+        keep = None if mask is None else np.broadcast_to(np.asarray(ops.convert_to_numpy(mask), bool), logits.shape)
+        if keep is not None and kind in ("sqrt(d_v)", "-inf then nan_to_num"):
+            logits = np.where(keep, logits, -np.inf)
+        if keep is not None and kind == "logits - 16":
+            logits = np.where(keep, logits, logits - 16)  # blocked weights small, not 0
+        with np.errstate(invalid="ignore"):
+            e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            weights = np.nan_to_num(e / e.sum(axis=-1, keepdims=True))
+        if keep is not None and kind in ("zeroed after, not renormalised", "logits - 16"):
+            weights = np.where(keep, weights, 0.0) if kind != "logits - 16" else np.where(keep.any(-1, keepdims=True), weights, 0.0)
+        output = weights @ v
+        return (weights, output) if kind == "swapped" else (output, weights)
+    return attention
+
+
+@pytest.mark.parametrize("kind,message,count", [
+    ("sqrt(d_v)", "you divided the logits by sqrt(d_v)", 3),
+    ("zeroed after, not renormalised", "the allowed weights of a row no longer sum to 1", 2),
+    ("logits - 16", "the blocked weights must be exactly 0", 2),
+    ("swapped", "return (output, weights), in that order", 3),
+])
+def test_implement_names_more_wrong_attentions(kind, message, count):
+    passed, text = check("ex-attention-implement", my_attention=_implement_variant(kind))
+    assert not passed and text.count(message) == count, text
+    assert "not uniform weights" not in text  # the empty-row hint only for an empty row's error
+    assert "the weights is" not in text and "the weights has" not in text
+
+
+def test_implement_names_the_inverted_mask_in_both_masked_cases():
+    passed, text = check("ex-attention-implement", my_attention=_attention(additive=True))
+    assert not passed and text.count("True where a query MAY attend") == 2, text
+
+
+def test_implement_and_fix_accept_the_alternative_correct_answers():
+    from keras import layers
+
+    def keras_softmax(q, k, v, mask=None):
+        logits = ops.matmul(ops.convert_to_tensor(q), ops.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])
+        m = None if mask is None else ops.broadcast_to(ops.convert_to_tensor(mask), ops.shape(logits))
+        weights = layers.Softmax()(logits, mask=m)
+        return ops.matmul(weights, v), weights
+
+    for answer in (_implement_variant("-inf then nan_to_num"), keras_softmax):
+        assert check("ex-attention-implement", my_attention=answer)[0]
+        assert check("ex-attention-fix-additive-mask", fixed_attention=answer)[0]
+
+
+def test_identical_keys_accepts_any_number_of_equal_rows_and_explains_the_shape():
+    def mean_rows(n):
+        def predict(v, mask):
+            if mask is None:
+                return np.tile(np.mean(v, 0), (n, 1))
+            allowed = np.asarray(mask, float)
+            return allowed @ v / allowed.sum(-1, keepdims=True)
+        return predict
+
+    assert check("ex-attention-identical-keys", predict_identical_keys=mean_rows(5))[0]  # S rows
+    assert check("ex-attention-identical-keys", predict_identical_keys=mean_rows(1))[0]
+    passed, text = check("ex-attention-identical-keys", predict_identical_keys=lambda v, mask: np.mean(v, 0)[:, None])
+    assert not passed and "you cannot know the number of queries T: return one row" in text
+
+
+def _broadcast(mask, tokens):
+    T = np.shape(tokens)[1]
+    return np.broadcast_to(ops.convert_to_numpy(mask), (len(tokens), 1, T, T))
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda tokens: ops.logical_or(mt.causal_mask(np.shape(tokens)[1]), mt.padding_mask(tokens)),
+     "combine them with AND"),
+    (lambda tokens: _broadcast(mt.causal_mask(np.shape(tokens)[1]), tokens), "Your mask ignores the padding"),
+    (lambda tokens: mt.causal_mask(np.shape(tokens)[1]), "Your mask ignores the padding"),
+    (lambda tokens: mt.padding_mask(tokens), "Your mask ignores the look-ahead"),
+    (lambda tokens: 1 - ops.cast(mt.decoder_self_mask(tokens), "float32"), "True = may attend"),
+    (lambda tokens: ops.logical_and(mt.decoder_self_mask(tokens), (tokens != 0)[:, None, :, None]),
+     "You also blocked every key for the padding queries"),
+])
+def test_combine_names_each_wrong_mask_in_both_cases(wrong, message):
+    # Review item 4: "causal only" was told "an OR" on a random batch where no sentence was padded.
+    passed, text = check("ex-attention-combine-masks", my_decoder_mask=wrong)
+    assert not passed and text.count(message) == 2, text
+
+
+@pytest.mark.parametrize("answer,passes,message", [
+    ([0, 1, 2, 3], True, ""),
+    ((3, 2, 1, 0), True, ""),
+    (np.array([True, True, True, True, False, False]), True, ""),
+    ([0, 1, 2, 3, 4], False, "holds [4], but those outputs change"),
+    (list(range(6)), False, "holds [4, 5], but those outputs change"),
+    ([4, 5], False, "holds [4, 5], but those outputs change"),
+    ([], False, "misses [0, 1, 2, 3]"),
+    ([0, 1, 2], False, "misses [3]"),
+    ([0, 1, 2, 3, 6], False, "list each output position once, from 0 to 5"),
+    ("0123", False, "must be a list of output positions"),
+])
+def test_causal_independence(answer, passes, message):
+    passed, text = check("ex-attention-causal-independence", unchanged=answer)
+    assert passed == passes and message in text, text

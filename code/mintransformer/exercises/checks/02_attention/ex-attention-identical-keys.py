@@ -4,7 +4,7 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, to_numpy
+from mintransformer.exercises.checking import call, close, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-attention-identical-keys"
@@ -22,10 +22,17 @@ def _case(seed, mask):
 @test_case(points=1)
 def without_mask(predict_identical_keys):
     q, k, v, mask = _case(0, None)
-    expected = to_numpy(mt.scaled_dot_product_attention(q, k, v)[0], "")
+    expected = to_numpy(mt.scaled_dot_product_attention(q, k, v)[0], "")  # (T, d_v), all rows equal
+    d_v = expected.shape[-1]
     predicted = to_numpy(call(predict_identical_keys, "predict_identical_keys", v, None), "Your prediction")
-    if predicted.shape in ((expected.shape[-1],), (1, expected.shape[-1])):
-        predicted = np.broadcast_to(predicted, expected.shape)  # one row serves every query
+    if predicted.shape == (d_v,) or (predicted.ndim == 2 and predicted.shape[0] >= 1 and predicted.shape[1] == d_v):
+        expected = np.broadcast_to(expected[0], predicted.shape)  # one row serves every query
+    else:
+        raise AssertionError(
+            f"Your prediction without a mask has shape {predicted.shape}. Without a mask you cannot know "
+            f"the number of queries T: return one row, of shape (d_v,) = ({d_v},) or (1, d_v) = (1, {d_v}), "
+            "that serves every query."
+        )
     close(predicted, expected,
           "Your prediction without a mask", atol=1e-5,
           hint="With identical keys every logit of a row is the same number: what is the softmax of a constant row?")
@@ -37,7 +44,14 @@ def with_mask(predict_identical_keys):
                      [True, True, True, True, True],
                      [False, False, False, False, True]])
     q, k, v, _ = _case(1, mask)
-    expected = mt.scaled_dot_product_attention(q, k, v, mask=mask)[0]
-    close(call(predict_identical_keys, "predict_identical_keys", v, mask), expected,
-          "Your prediction with a mask", atol=1e-5,
+    expected = to_numpy(mt.scaled_dot_product_attention(q, k, v, mask=mask)[0], "")  # (T, d_v)
+    predicted = to_numpy(call(predict_identical_keys, "predict_identical_keys", v, mask), "Your prediction")
+    if predicted.shape in (expected.shape, expected.shape[-1:], (1, expected.shape[-1])) and like(
+            np.broadcast_to(predicted, expected.shape), np.broadcast_to(v.mean(axis=0), expected.shape)):
+        raise AssertionError(
+            "With a mask, you returned the mean of all the values. Query t sees only the keys its mask "
+            "row allows: return one row per query (T x d_v), row t the mean of the values query t may see."
+        )
+    close(predicted, expected,
+          "Your prediction with a mask (one row per query, T x d_v)", atol=1e-5,
           hint="With a mask, row t is uniform over the keys that query t may see, and only those.")

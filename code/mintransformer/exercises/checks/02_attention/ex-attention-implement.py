@@ -4,11 +4,19 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, to_numpy
+from mintransformer.exercises.checking import call, close, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-attention-implement"
 points = 3
+
+NO_MASK = "weights = softmax(Q K^T / sqrt(d_k)) along the last axis (over the keys)."
+EMPTY_ROW = ("A query that may attend to no key gets weights 0 and output 0: not NaN "
+             "(a softmax of -inf everywhere) and not uniform weights (a finite fill value alone).")
+BLOCKED = ("A blocked key (mask False) gets weight exactly 0: replace its logit before the softmax "
+           "(ops.where with a very negative number), or set its weight to 0 after it.")
+ALLOWED = ("Blocked keys get 0 and each row's allowed keys share 1, as softmax(Q K^T / sqrt(d_k)) "
+           "over the allowed keys only: replace the blocked logits before the softmax.")
 
 
 def _inputs(seed, shape_q=(2, 3, 4, 8), shape_k=(2, 3, 5, 8), d_v=6):
@@ -19,25 +27,79 @@ def _inputs(seed, shape_q=(2, 3, 4, 8), shape_k=(2, 3, 5, 8), d_v=6):
     return q, k, v
 
 
-def _compare(my_attention, q, k, v, mask, case, hint=""):
+def _softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _masked_weights(logits, keep):
+    """The package's weights for these logits: softmax over the allowed keys, 0 elsewhere."""
+    if keep is None:
+        return _softmax(logits)
+    with np.errstate(invalid="ignore"):  # a row with no allowed key: NaN, then 0
+        w = _softmax(np.where(keep, logits, -np.inf))
+    return np.where(keep, np.nan_to_num(w), 0.0)
+
+
+def _known_mistakes(q, k, v, keep):
+    """[(what went wrong, the weights it gives)] for the natural mistakes."""
+    q, k = q.astype("float64"), k.astype("float64")
+    logits = q @ np.swapaxes(k, -1, -2)
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    mistakes = [("these are the weights of softmax(Q K^T), unscaled: divide the logits by sqrt(d_k).",
+                 _masked_weights(logits, keep))]
+    if d_v != d_k:
+        mistakes.append(("you divided the logits by sqrt(d_v); the scale is sqrt(d_k), the depth of "
+                         "the queries and keys (q.shape[-1]).", _masked_weights(logits / np.sqrt(d_v), keep)))
+    if keep is not None:
+        mistakes.append(("you set the blocked weights to 0 after a softmax over all the keys, so the "
+                         "allowed weights of a row no longer sum to 1. Replace the blocked logits before "
+                         "the softmax.", np.where(keep, _softmax(logits / np.sqrt(d_k)), 0.0)))
+    return mistakes
+
+
+def _hint(w, ref, keep):
+    """The hint for the entry where the weights are most wrong."""
+    if keep is None:
+        return NO_MASK
+    error = np.where(np.isfinite(w), np.abs(w - ref), np.inf)
+    where = np.unravel_index(np.argmax(error), error.shape)
+    if not keep[where[:-1]].any():
+        return EMPTY_ROW
+    return ALLOWED if keep[where] else BLOCKED
+
+
+def _compare(my_attention, q, k, v, mask, case):
     result = call(my_attention, "my_attention", q, k, v, mask=mask)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise AssertionError("`my_attention` must return a pair: (output, weights).")
     output, weights = result
     ref_output, ref_weights = (to_numpy(t, "") for t in mt.scaled_dot_product_attention(q, k, v, mask=mask))
-    w = to_numpy(weights, "the weights")
-    if w.shape == ref_weights.shape and mask is not None:
-        keep = np.broadcast_to(to_numpy(mask, "mask") > 0, ref_weights.shape)
-        if np.any(w[~keep] > 1e-3) and np.all(w[keep] < 1e-3):
+    if (like(output, ref_weights, atol=1e-4) or (
+            ref_output.shape != ref_weights.shape and np.shape(output) == ref_weights.shape
+            and np.shape(weights) == ref_output.shape)):
+        raise AssertionError(f"{case}: you returned (weights, output); return (output, weights), in that order.")
+    w = to_numpy(weights, "the weights array")
+    keep = None if mask is None else np.broadcast_to(to_numpy(mask, "mask") > 0, ref_weights.shape)
+    if keep is not None and w.shape == keep.shape:
+        mixed = keep.any(axis=-1, keepdims=True) & ~keep.all(axis=-1, keepdims=True)  # rows with both kinds
+        mixed = np.broadcast_to(mixed, keep.shape)
+        if np.all(w[mixed & keep] < 1e-3) and np.any(w[mixed & ~keep] > 1e-3):
             raise AssertionError(
                 f"{case}: the keys the mask allows get weight 0 and the blocked ones get it all. "
-                "In this book a mask is True where a query MAY attend (Keras's convention)."
+                "In this book a mask is True where a query MAY attend (Keras's convention), not 1 = blocked."
             )
-    unscaled = to_numpy(mt.scaled_dot_product_attention(q * np.sqrt(q.shape[-1]), k, v, mask=mask)[1], "")
-    if mask is None and w.shape == unscaled.shape and np.allclose(w, unscaled, atol=1e-5):
-        raise AssertionError(f"{case}: these are the weights of softmax(Q K^T), unscaled: divide by sqrt(d_k).")
-    close(weights, ref_weights, f"{case}: the weights", atol=1e-5,
-          hint=hint or "weights = softmax(Q K^T / sqrt(d_k)) along the last axis (over the keys).")
+    for mistake, wrong in _known_mistakes(q, k, v, keep):
+        if like(w, wrong) and not like(w, ref_weights):
+            raise AssertionError(f"{case}: {mistake}")
+    close(w, ref_weights, f"{case}: the weights array", atol=1e-5,
+          hint=_hint(w, ref_weights, keep) if w.shape == ref_weights.shape else "")
+    if keep is not None and np.any(w[~keep] != 0):
+        raise AssertionError(
+            f"{case}: the blocked weights must be exactly 0, and some of yours are not (up to "
+            f"{np.abs(w[~keep]).max():.2g}). Fill the blocked logits with a number whose exp is 0 in "
+            "float32 (mt.MASK_FILL_VALUE, or -1e9), or set the blocked weights to 0 after the softmax."
+        )
     close(output, ref_output, f"{case}: the output", atol=1e-5, hint="output = weights @ V.")
 
 
@@ -59,6 +121,4 @@ def with_padding_and_look_ahead_masks(my_attention):
 def a_query_with_nothing_to_attend_to(my_attention):
     q, k, v = _inputs(2, (1, 1, 2, 4), (1, 1, 3, 4))
     mask = np.array([[True, True, False], [False, False, False]])  # query 1 may see no key
-    _compare(my_attention, q, k, v, mask, "A query whose mask row is all False",
-             hint="A query that may attend to no key gets weights 0 and output 0: not NaN "
-             "(a softmax of -inf everywhere) and not uniform weights (a finite fill value alone).")
+    _compare(my_attention, q, k, v, mask, "A query whose mask row is all False")
