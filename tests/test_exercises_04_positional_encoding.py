@@ -126,12 +126,25 @@ def test_implement_rejects_the_known_wrong_encodings(wrong, message):
     assert mt.positional_encoding(2, 2).shape == (2, 2)  # the check gave the package back
 
 
+def test_implement_rejects_the_package_function_imported_by_name():
+    # A notebook's `from mintransformer import positional_encoding` binds the function before the
+    # check runs: the check hides it under that name too, and gives it back afterwards.
+    namespace = {}
+    exec("from mintransformer import positional_encoding\n"
+         "def my_positional_encoding(length, d_model):\n"
+         "    return positional_encoding(length, d_model)\n", namespace)
+    passed, text = check("ex-positional-implement", my_positional_encoding=namespace["my_positional_encoding"])
+    assert not passed and "do not call mt.positional_encoding" in text, text
+    assert namespace["positional_encoding"] is mt.positional.positional_encoding
+
+
 # ---------------------------------------------------------------- wavelength
 @pytest.mark.parametrize("closest,message", [
     (154, "is a feature index"),
     (155, "is a feature index"),
     (76, "do not just round down"),
     (76.9, "whole number"),
+    (128, "you left out the 2 pi"),
     (80, "is not the pair whose wavelength is closest to 100"),
 ])
 def test_wavelength_rejects_wrong_pairs(closest, message):
@@ -215,7 +228,10 @@ def test_layout_rejects_the_wrong_direction_and_non_permutations():
     (rotation_matrix, "the shift of the interleaved layout"),
     (lambda k, d: np.eye(d)[:, _even_then_odd(d)] @ rotation_matrix(k, d) @ np.eye(d)[:, _even_then_odd(d)].T,
      "on the wrong sides"),
-    (lambda k, d: _right_shift(-k, d), "is wrong"),
+    (lambda k, d: _right_shift(-k, d), "shifts BACK by"),
+    (lambda k, d: _right_shift(k, d).T, "shifts BACK by"),
+    (lambda k, d: rotation_matrix(k, d).T, "the shift back by"),
+    (lambda k, d: _right_shift(k, d) * 2, "is wrong"),
 ])
 def test_layout_rejects_wrong_shifts(wrong, message):
     passed, text = check("ex-positional-layout", interleave_index=lambda d: np.argsort(_even_then_odd(d)),
@@ -254,6 +270,27 @@ def test_fix_max_len_rejects_the_last_rows():
     assert not passed and "Positions start at 0" in text, text
 
 
+def test_fix_max_len_accepts_an_in_place_addition():
+    def in_place(x, max_len):
+        x += mt.positional_encoding(max_len, x.shape[-1])[None, :x.shape[1]]
+        return x
+
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=in_place)
+    assert passed, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda x, max_len: x + mt.positional_encoding(max_len, x.shape[-1])[None, :x.shape[0]], "the batch size x.shape[0]"),
+    (lambda x, max_len: x + mt.positional_encoding(max_len, x.shape[-1])[None, :5], "your table has shape (1, 5, 16)"),
+    (lambda x, max_len: x + mt.positional_encoding(max_len, x.shape[-1]), "Still the bug"),
+])
+def test_fix_max_len_names_the_table_it_was_given(wrong, message):
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=wrong)
+    assert not passed and message in text.replace("Your", "your"), text
+    if message != "Still the bug":
+        assert "Still the bug" not in text, text
+
+
 # ---------------------------------------------------------------- fix scale
 def _embed(factor, scale_pe=False):
     def embed(tokens, embeddings):
@@ -284,20 +321,42 @@ def test_fix_scale_the_course_passes_only_at_width_512():
     assert passed, text
 
 
+def test_fix_scale_accepts_an_in_place_scaling():
+    def in_place(tokens, embeddings):
+        embeddings *= np.sqrt(embeddings.shape[1])
+        return embeddings[tokens] + mt.positional_encoding(tokens.shape[1], embeddings.shape[1])[None]
+
+    passed, text = check("ex-positional-fix-scale", fixed_embed=in_place)
+    assert passed, text
+
+
 # ---------------------------------------------------------------- decode
-def _decode_with_pair(choose):
+def _slowest_long_enough(w, length):
+    return int(np.argmax(2 * np.pi / w > length))
+
+
+def _decode_with_pair(choose, modulo=True, rounding=np.round, swap=False):
     def decode(rows, length):
         d = rows.shape[1]
         w = omega(d)
         i = choose(w, length)
-        angle = np.arctan2(rows[:, 2 * i], rows[:, 2 * i + 1]) % (2 * np.pi)
-        return np.round(angle / w[i]).astype(int)
+        sin, cos = rows[:, 2 * i], rows[:, 2 * i + 1]
+        angle = np.arctan2(cos, sin) if swap else np.arctan2(sin, cos)
+        if modulo:
+            angle = angle % (2 * np.pi)
+        return rounding(angle / w[i]).astype(int)
     return decode
 
 
 @pytest.mark.parametrize("wrong,message", [
     (lambda rows, length: np.arange(len(rows)), "in order"),
-    (_decode_with_pair(lambda w, length: 0), "A shorter one wraps around"),
+    (_decode_with_pair(lambda w, length: 0), "you decoded from pair 0"),
+    (_decode_with_pair(lambda w, length: 1), "its angle wraps around"),
+    (_decode_with_pair(_slowest_long_enough, modulo=False), "take angle % (2 * np.pi)"),
+    (_decode_with_pair(_slowest_long_enough, rounding=lambda a: a), "Round, don't truncate"),
+    (_decode_with_pair(_slowest_long_enough, swap=True), "takes the sine first"),
+    (_decode_with_pair(_slowest_long_enough, modulo=False, swap=True), "takes the sine first"),
+    (lambda rows, length: _decode_with_pair(_slowest_long_enough)(rows, length) + 3, "rows are decoded wrongly"),
     (lambda rows, length: _decode_with_pair(lambda w, n: int(np.argmax(2 * np.pi / w > n)))(rows, length) + 0.2,
      "round them"),
     (lambda rows, length: np.zeros((len(rows), 2)), "one position per row"),
@@ -319,7 +378,19 @@ def test_decode_accepts_the_slowest_pair():
     (lambda pe: pe @ rotation_matrix(-1, pe.shape[1]).T, "sharpen the softmax"),
     (lambda pe: 8.0 * np.roll(pe, 1, axis=0), "one matrix for all positions"),
     (lambda pe: 8.0 * pe, "attends most to position"),
+    (lambda pe: 6.0 * pe @ rotation_matrix(-1, pe.shape[1]).T, "T from 12 to 30"),
+    (lambda pe: (8.0 * pe @ rotation_matrix(-1, pe.shape[1]).T, 8.0), "Return only the queries"),
+    (lambda pe: (pe @ rotation_matrix(-1, pe.shape[1]).T, 8.0), "Return only the queries"),
 ])
 def test_previous_rejects_wrong_queries(wrong, message):
     passed, text = check("ex-positional-previous", look_back_queries=wrong)
     assert not passed and message in text, text
+
+
+def test_previous_accepts_an_in_place_scaling():
+    def in_place(pe):
+        pe *= 8.0  # the check's keys are its own copy: they stay unscaled
+        return pe @ rotation_matrix(-1, pe.shape[1]).T
+
+    passed, text = check("ex-positional-previous", look_back_queries=in_place)
+    assert passed, text

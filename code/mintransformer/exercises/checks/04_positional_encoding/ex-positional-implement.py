@@ -61,12 +61,19 @@ MISTAKES = [
 
 def _compare(my_positional_encoding, length, d_model):
     expected = mt.positional_encoding(length, d_model)  # computed before the package is hidden
-    hidden = mt.positional_encoding, mt.positional.positional_encoding
+    original = mt.positional.positional_encoding
 
     def forbidden(*args, **kwargs):
         raise AssertionError("Write the encoding from the equation: do not call mt.positional_encoding.")
 
+    # Hide the package's function wherever the student's code can reach it: as mt.<name>, and
+    # under any name of the notebook bound to it (from mintransformer import positional_encoding).
+    namespace = getattr(my_positional_encoding, "__globals__", {})
+    bound = [key for key, value in namespace.items() if value is original]
+    hidden = mt.positional_encoding, mt.positional.positional_encoding
     mt.positional_encoding = mt.positional.positional_encoding = forbidden
+    for key in bound:
+        namespace[key] = forbidden
     try:
         got = call(my_positional_encoding, "my_positional_encoding", length, d_model)
     except AssertionError as error:
@@ -75,6 +82,8 @@ def _compare(my_positional_encoding, length, d_model):
         raise
     finally:
         mt.positional_encoding, mt.positional.positional_encoding = hidden
+        for key in bound:
+            namespace[key] = original
     table = to_numpy(got, "The table")
     what = f"my_positional_encoding({length}, {d_model})"
     if table.shape == (1, length, d_model):

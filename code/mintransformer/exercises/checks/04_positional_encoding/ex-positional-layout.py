@@ -66,9 +66,17 @@ def shift_of_the_concatenated_table(concatenated_shift):
             raise AssertionError(f"{what} is M_{k}, the shift of the interleaved layout. In the "
                                  "concatenated table a pair's sine and cosine are d_model/2 columns apart: "
                                  "permute M_k to that layout.")
+        if like(m, rotation.T, atol=1e-5):
+            raise AssertionError(f"{what} is M_{k}^T = M_(-{k}), the shift back by {k} of the interleaved "
+                                 "layout. Shift forward (saved[p] @ m.T must be row p + k), and permute "
+                                 "M_k to the concatenated layout.")
         if like(m, pi @ rotation @ pi.T, atol=1e-5):
             raise AssertionError(f"{what} is Pi M_{k} Pi^T: the permutation is on the wrong sides. "
                                  "With concatenated = interleaved @ Pi, the shift is Pi^T M_k Pi.")
+        if like(m, (pi.T @ rotation @ pi).T, atol=1e-5):
+            raise AssertionError(f"{what} shifts BACK by {k}: with it, saved[p] @ m.T is row p - {k}, "
+                                 f"not p + {k}. It is the transpose of the shift you need "
+                                 f"(M_k^T = M_(-k)): transpose it, or build it from M_{k}, not M_(-{k}).")
         saved = _concatenated(40, d_model)
         close(saved[:-k] @ m.T, saved[k:], f"The concatenated table shifted by {what}", atol=1e-5,
               hint="Rows are positions: the shifted table is saved[:-k] @ m.T, and it must equal saved[k:].")

@@ -14,6 +14,7 @@ PAIRS = np.arange(D_MODEL // 2)
 OMEGA = 10000.0 ** (-2 * PAIRS / D_MODEL)
 WAVELENGTHS = 2 * np.pi / OMEGA
 CLOSEST = int(np.argmin(np.abs(WAVELENGTHS - 100)))       # 77
+NO_TWO_PI = int(np.argmin(np.abs(1 / OMEGA - 100)))      # 128: the wavelength without its 2 pi
 SLOW = int(np.sum(OMEGA * 49 < np.pi / 2))                # 160
 
 
@@ -38,6 +39,10 @@ def closest_to_100_positions(closest_pair):
         raise AssertionError(
             f"Pair {i} has wavelength {WAVELENGTHS[i]:.1f}: solving for i gives a number between "
             "two pairs; compare the wavelengths of both neighbours, do not just round down.")
+    if i == NO_TWO_PI:
+        raise AssertionError(
+            f"Pair {i} has 10000^(2i / 512) = 100: you left out the 2 pi. The wavelength is "
+            "2 pi / omega_i = 2 pi 10000^(2i / d_model) positions, not 10000^(2i / d_model).")
     if i != CLOSEST:
         near = f" (its wavelength is {WAVELENGTHS[i]:.1f})" if 0 <= i < len(PAIRS) else ""
         raise AssertionError(
