@@ -65,21 +65,31 @@ def same_shape(actual, expected, what):
 
 
 def close(actual, expected, what, *, atol=1e-5, rtol=1e-5, hint=""):
-    """Fail with the shape, the largest difference and where it is, unless the two agree."""
+    """Fail with the shape, the largest difference and where it is, unless the two agree.
+
+    For a single number the message says whether it is too large or too small, never the
+    expected value: that would hand the answer to whoever reads the check's message.
+    """
     actual = to_numpy(actual, what)
     expected = np.asarray(expected, dtype="float64")
+    if expected.size == 1 and actual.size == 1:
+        actual, expected = actual.reshape(()), expected.reshape(())
     same_shape(actual, expected, what)
     if not np.all(np.isfinite(actual)):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(actual))[0])
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(np.atleast_1d(actual)))[0])
         raise AssertionError(f"{what} has a NaN or inf at index {bad}. {hint}".strip())
-    if not np.allclose(actual, expected, atol=atol, rtol=rtol):
-        error = np.abs(actual - expected)
-        where = tuple(int(i) for i in np.unravel_index(np.argmax(error), error.shape))
-        raise AssertionError(
-            f"{what} is wrong: at index {where} it is {actual[where]:.6g}, "
-            f"where {expected[where]:.6g} is expected (largest difference {error.max():.3g}). "
-            f"{hint}".strip()
-        )
+    if np.allclose(actual, expected, atol=atol, rtol=rtol):
+        return
+    if expected.ndim == 0:
+        side = "too large" if actual > expected else "too small"
+        raise AssertionError(f"{what} is {float(actual):.6g}: that is {side}. {hint}".strip())
+    error = np.abs(actual - expected)
+    where = tuple(int(i) for i in np.unravel_index(np.argmax(error), error.shape))
+    raise AssertionError(
+        f"{what} is wrong: at index {where} it is {actual[where]:.6g}, "
+        f"where {expected[where]:.6g} is expected (largest difference {error.max():.3g}). "
+        f"{hint}".strip()
+    )
 
 
 def like(actual, wrong, *, atol=1e-5, rtol=1e-5):
