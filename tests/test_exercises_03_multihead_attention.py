@@ -28,7 +28,7 @@ def stub(*args, **kwargs):
     ("ex-multihead-split-merge", ["my_split_heads", "my_merge_heads"]),
     ("ex-multihead-sum", ["head_terms"]),
     ("ex-multihead-params", ["params_base", "params_key_dim_mistake", "params_six_heads"]),
-    ("ex-multihead-causal", ["copy_to_keras", "keras_decoder_mask"]),
+    ("ex-multihead-causal", ["copy_from_keras", "keras_decoder_mask"]),
     ("ex-multihead-fix-argument-order", ["fixed_cross_attention"]),
 ])
 def test_blank_answers_fail_and_say_so(label, names):
@@ -54,6 +54,8 @@ def test_shapes_accepts_lists_and_rejects_an_unfilled_entry():
     assert passed
     passed, text = check("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, logits=...))
     assert not passed and 'shapes["logits"]` is still `...`' in text
+    passed, text = check("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, logits="2, 8, 7, 9"))
+    assert not passed and "must be a tuple of integers, like (1, 2, 3)" in text, text
 
 
 @pytest.mark.parametrize("key,wrong,message", [
@@ -125,9 +127,39 @@ def test_split_merge_accepts_the_package():
     assert passed, text
 
 
+def _split_np(x, num_heads):  # NumPy float64: cut the features into h blocks, stack them on axis 1
+    return np.stack(np.split(np.asarray(x, "float64"), num_heads, axis=-1), axis=1)
+
+
+def _merge_np(x):
+    return np.concatenate(list(np.moveaxis(np.asarray(x, "float64"), 1, 0)), axis=-1)
+
+
+def _split_einsum(x, num_heads):
+    B, T, D = x.shape
+    return np.einsum("bthd->bhtd", np.reshape(x, (B, T, num_heads, D // num_heads)))
+
+
+def _merge_moveaxis(x):
+    B, h, T, d_k = x.shape
+    return np.moveaxis(x, 1, 2).reshape(B, T, h * d_k)
+
+
+@pytest.mark.parametrize("split,merge", [
+    (_split_np, _merge_np),
+    (_split_einsum, _merge_moveaxis),
+    (lambda x, h: _split_np(x, h).tolist(), lambda x: _merge_np(x).tolist()),  # nested lists
+    (lambda x, h: ops.transpose(ops.reshape(x, (x.shape[0], x.shape[1], h, -1)), (0, 2, 1, 3)), mt.merge_heads),
+])
+def test_split_merge_accepts_other_correct_answers(split, merge):
+    passed, text = check("ex-multihead-split-merge", my_split_heads=split, my_merge_heads=merge)
+    assert passed, text
+
+
 # ex-multihead-sum
 
-def _head_terms(bias_in_each=False, swap_key_value=False, no_biases=False, columns_of_wo=None):
+def _head_terms(bias_in_each=False, swap_key_value=False, no_biases=False, columns_of_wo=None,
+                scale_by_d_model=False, strided=False, summed=None):
     def head_terms(layer, query, key, value):
         if swap_key_value:
             key, value = value, key
@@ -137,15 +169,43 @@ def _head_terms(bias_in_each=False, swap_key_value=False, no_biases=False, colum
         if no_biases:
             bq, bk, bv = 0 * bq, 0 * bk, 0 * bv
         terms = []
-        for i in range(layer.num_heads):
-            c = slice(i * d_k, (i + 1) * d_k)
-            head, _ = mt.scaled_dot_product_attention(query @ wq[:, c] + bq[c], key @ wk[:, c] + bk[c],
-                                                      value @ wv[:, c] + bv[c])
-            head = ops.convert_to_numpy(head)
+        h = layer.num_heads
+        for i in range(h):
+            c = slice(i, None, h) if strided else slice(i * d_k, (i + 1) * d_k)
+            q, k, v = query @ wq[:, c] + bq[c], key @ wk[:, c] + bk[c], value @ wv[:, c] + bv[c]
+            if scale_by_d_model:  # the scores divided by sqrt(D) instead of sqrt(d_k)
+                head = _softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(layer.d_model)) @ v
+            else:
+                head = ops.convert_to_numpy(mt.scaled_dot_product_attention(q, k, v)[0])
             term = head @ {None: wo[c, :], "transposed": wo[:, c].T, "as is": wo[:, c]}[columns_of_wo]
             terms.append(term + bo if bias_in_each else term)
+        if summed == "terms":
+            return np.sum(terms, axis=0)
+        if summed == "output":
+            return np.sum(terms, axis=0) + bo
         return np.stack(terms)
     return head_terms
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _head_terms_float64(layer, query, key, value):
+    """A correct answer in float64 NumPy, with its own softmax, returning a list of h arrays."""
+    h, d_k = layer.num_heads, layer.d_k
+    (wq, bq), (wk, bk), (wv, bv), (wo, _) = (
+        [np.asarray(ops.convert_to_numpy(w), "float64") for w in d.weights]
+        for d in (layer.wq, layer.wk, layer.wv, layer.wo))
+    query, key, value = (np.asarray(t, "float64") for t in (query, key, value))
+    terms = []
+    for i in range(h):
+        c = slice(i * d_k, (i + 1) * d_k)
+        q, k, v = query @ wq[:, c] + bq[c], key @ wk[:, c] + bk[c], value @ wv[:, c] + bv[c]
+        weights = _softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k))
+        terms.append(weights @ v @ wo[c, :])
+    return terms
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -155,6 +215,10 @@ def _head_terms(bias_in_each=False, swap_key_value=False, no_biases=False, colum
     ({"no_biases": True}, "leave out the biases"),
     ({"columns_of_wo": "transposed"}, "a block of columns of W^O, transposed"),
     ({"columns_of_wo": "as is"}, "Check the shapes"),  # (B, T, d_k) @ (D, d_k) fails
+    ({"scale_by_d_model": True}, "divide the scores by sqrt(d_model)"),
+    ({"strided": True}, "i + h, i + 2h"),
+    ({"summed": "terms"}, "return the h terms, not their sum"),
+    ({"summed": "output"}, "returns the layer's output"),
 ])
 def test_sum_names_the_mistake(kwargs, message):
     passed, text = check("ex-multihead-sum", head_terms=_head_terms(**kwargs))
@@ -162,6 +226,11 @@ def test_sum_names_the_mistake(kwargs, message):
         assert passed, text
     else:
         assert not passed and message in text, text
+
+
+def test_sum_accepts_float64_numpy_and_a_list():
+    passed, text = check("ex-multihead-sum", head_terms=_head_terms_float64)
+    assert passed, text
 
 
 # ex-multihead-params
@@ -193,44 +262,65 @@ def test_params_accepts_the_counts():
 
 # ex-multihead-causal
 
-def _copy(transpose=False, swap_key_value=False, skip=False):
-    def copy_to_keras(ours, theirs):
+def _copy(transpose=False, swap_key_value=False, skip=False, strided=False, biases=True):
+    def copy_from_keras(theirs, ours):
         if skip:
             return
-        D, h, d_k = ours.d_model, ours.num_heads, ours.d_k
-        sources = [ours.wq, ours.wv, ours.wk] if swap_key_value else [ours.wq, ours.wk, ours.wv]
-        for mine, dense in zip(sources, [theirs.query_dense, theirs.key_dense, theirs.value_dense]):
-            kernel = ops.transpose(mine.kernel) if transpose else mine.kernel
-            dense.kernel.assign(ops.reshape(kernel, (D, h, d_k)))
-            dense.bias.assign(ops.reshape(mine.bias, (h, d_k)))
-        theirs.output_dense.kernel.assign(ops.reshape(ours.wo.kernel, (h, d_k, D)))
-        theirs.output_dense.bias.assign(ours.wo.bias)
-    return copy_to_keras
+        D, h = ours.d_model, ours.num_heads
+        targets = [ours.wq, ours.wv, ours.wk] if swap_key_value else [ours.wq, ours.wk, ours.wv]
+        for dense, mine in zip([theirs.query_dense, theirs.key_dense, theirs.value_dense], targets):
+            kernel = ops.convert_to_numpy(dense.kernel)  # (D, h, d_k)
+            if strided:
+                kernel = kernel.transpose(0, 2, 1)  # (D, d_k, h): head i gets columns i, i + h, ...
+            kernel = kernel.reshape(D, D)
+            mine.kernel.assign(kernel.T if transpose else kernel)
+            if biases:
+                mine.bias.assign(ops.reshape(dense.bias, (D,)))
+        ours.wo.kernel.assign(ops.reshape(theirs.output_dense.kernel, (D, D)))
+        ours.wo.bias.assign(theirs.output_dense.bias)
+    return copy_from_keras
+
+
+def _copy_with_set_weights(theirs, ours):
+    ours.set_weights([np.reshape(w, o.shape) for w, o in zip(theirs.get_weights(), ours.get_weights())])
 
 
 def _keras_mask(kind):
     def keras_decoder_mask(tokens):
         T = tokens.shape[1]
         causal = np.broadcast_to(np.tril(np.ones((T, T), bool)), (len(tokens), T, T))
-        padding = np.broadcast_to((tokens != 0)[:, None, :], (len(tokens), T, T))
-        return {"right": causal & padding, "ours": mt.decoder_self_mask(tokens), "causal": causal,
-                "padding": padding, "or": causal | padding, "inverted": ~(causal & padding)}[kind]
+        padding = np.broadcast_to((tokens != 0)[:, None, :], (len(tokens), T, T))  # blocks keys (columns)
+        rows = np.broadcast_to((tokens != 0)[:, :, None], (len(tokens), T, T))  # blocks queries (rows)
+        right = causal & padding
+        return {"right": right, "ours": mt.decoder_self_mask(tokens), "causal": causal,
+                "padding": padding, "or": causal | padding, "inverted": ~right,
+                "int32": right.astype("int32"), "float tensor": ops.convert_to_tensor(right.astype("float32")),
+                "additive": (1 - right.astype("float32")) * -1e9,  # the Keras functional-API tutorial's
+                "padded rows": causal & rows, "padded rows and columns": causal & rows & padding}[kind]
     return keras_decoder_mask
 
 
 @pytest.mark.parametrize("copy,mask,message", [
     (_copy(), "right", None),
-    (_copy(transpose=True), "right", "transposed, then reshaped"),
-    (_copy(swap_key_value=True), "right", "holds ours.wv's kernel"),
-    (_copy(skip=True), "right", "theirs.query_dense.kernel is wrong"),
+    (_copy_with_set_weights, "right", None),
+    (_copy(), "int32", None),  # a NumPy array of 0/1
+    (_copy(), "float tensor", None),
+    (_copy(transpose=True), "right", "then transposed"),
+    (_copy(swap_key_value=True), "right", "holds theirs.value_dense's kernel"),
+    (_copy(strided=True), "right", "i + h, i + 2h"),
+    (_copy(skip=True), "right", "ours.wq.kernel is wrong"),
+    (_copy(biases=False), "right", "ours.wq.bias is wrong"),
     (_copy(), "ours", "drop axis 1"),
     (_copy(), "causal", "look-ahead mask only"),
     (_copy(), "padding", "blocks the padding only"),
     (_copy(), "or", "combine them with AND"),
     (_copy(), "inverted", "True where a key is blocked"),
+    (_copy(), "additive", "not an additive 0 / -1e9 mask"),
+    (_copy(), "padded rows", "Padding blocks keys, i.e. columns"),
+    (_copy(), "padded rows and columns", "Padding blocks keys, i.e. columns"),
 ])
 def test_causal_names_the_mistake(copy, mask, message):
-    passed, text = check("ex-multihead-causal", copy_to_keras=copy, keras_decoder_mask=_keras_mask(mask))
+    passed, text = check("ex-multihead-causal", copy_from_keras=copy, keras_decoder_mask=_keras_mask(mask))
     if message is None:
         assert passed, text
     else:
@@ -246,12 +336,28 @@ def the_tutorials_call(att, x, enc_output, mask):
 def test_fix_rejects_the_tutorials_call():
     passed, text = check("ex-multihead-fix-argument-order", fixed_cross_attention=the_tutorials_call)
     assert not passed and "Still the bug" in text, text
-    assert "must be passed as q" in text, text  # S != T: the call fails, and the check says why
+    # S != T: the call fails, and the check says what the layer got
+    assert "the layer got enc_output as q, enc_output as k and x as v. Still the bug" in text, text
     assert "with S = T = 5 the tutorial's call runs" in text, text  # S = T: silently wrong
+
+
+@pytest.mark.parametrize("wrong,got", [
+    (lambda att, x, enc, mask: att(x, enc, x, mask), "the layer got x as q, enc_output as k and x as v"),
+    (lambda att, x, enc, mask: att(q=enc, k=x, v=enc, mask=mask),
+     "the layer got enc_output as q, x as k and enc_output as v"),
+])
+def test_fix_says_what_the_layer_got_when_the_call_fails(wrong, got):
+    """The hint of the failing call (S != T) is built from what the layer received."""
+    passed, text = check("ex-multihead-fix-argument-order", fixed_cross_attention=wrong)
+    assert not passed and got in text, text
+    assert "q (the 3rd argument) must be the decoder states x" in text, text
+    assert "Still the bug" not in text, text
 
 
 @pytest.mark.parametrize("wrong,message", [
     (lambda att, x, enc, mask: att(x, x, x, mask), "keys k"),  # self-attention
+    (lambda att, x, enc, mask: att(x, enc, x, mask), "gets enc_output as its keys k and x as its values v"),
+    (lambda att, x, enc, mask: att(q=enc, k=x, v=enc, mask=mask), "gets enc_output as its queries q"),
     (lambda att, x, enc, mask: att(enc, enc, x, None), "no mask"),
     (lambda att, x, enc, mask: att(enc, enc, enc, mask), "queries q"),
     (lambda att, x, enc, mask: np.zeros((2, x.shape[1], 16)), "never calls the layer"),

@@ -73,27 +73,46 @@ def _which(value, x, enc_output):
     return "something else"
 
 
-@test_case(points=1)
-def the_layer_gets_the_right_inputs(fixed_cross_attention):
-    answered(fixed_cross_attention, "fixed_cross_attention")
-    x, enc_output, mask = _inputs(0, T=4, S=6)
+RULE = ("The layer's call is (v, k, q, mask): q (the 3rd argument) must be the decoder states x; "
+        "k and v (the 1st and 2nd) must both be the encoder output enc_output.")
+
+
+def _roles(fixed_cross_attention, T, S):
+    """What the student's function passes to the layer as q, k, v and mask (None if it never calls it)."""
+    x, enc_output, mask = _inputs(0, T=T, S=S)
     spy = _Spy()
     call(fixed_cross_attention, "fixed_cross_attention", spy, x, enc_output, mask)
     if not spy.calls:
-        raise AssertionError("`fixed_cross_attention` never calls the layer `att` it is given: call it.")
+        return None
     v, k, q, given_mask = spy.calls[-1]
-    roles = {"q": _which(q, x, enc_output), "k": _which(k, x, enc_output), "v": _which(v, x, enc_output)}
-    if roles == {"q": "enc_output", "k": "enc_output", "v": "x"}:
-        raise AssertionError(
-            "Still the bug: the layer's call is (v, k, q, mask), so att(x, enc_output, enc_output, mask) "
-            "makes the encoder output the queries and the keys, and the decoder states x the values.")
+    return {"q": _which(q, x, enc_output), "k": _which(k, x, enc_output), "v": _which(v, x, enc_output),
+            "mask": given_mask}
+
+
+def _roles_message(roles):
+    """The message for wrong inputs to the layer, or None if they are right."""
+    if roles["q"] == "enc_output" and roles["k"] == "enc_output" and roles["v"] == "x":
+        return ("Still the bug: the layer's call is (v, k, q, mask), so att(x, enc_output, enc_output, mask) "
+                "makes the encoder output the queries and the keys, and the decoder states x the values.")
     if roles["q"] != "x":
-        raise AssertionError(f"The layer gets {roles['q']} as its queries q: in encoder-decoder attention "
-                             "the decoder asks, so q must be the decoder states x.")
+        return (f"The layer gets {roles['q']} as its queries q: in encoder-decoder attention the decoder "
+                f"asks, so q must be the decoder states x. {RULE}")
     if roles["k"] != "enc_output" or roles["v"] != "enc_output":
-        raise AssertionError(f"The layer gets {roles['k']} as its keys k and {roles['v']} as its values v: "
-                             "both must be the encoder output enc_output.")
-    if given_mask is None:
+        return (f"The layer gets {roles['k']} as its keys k and {roles['v']} as its values v: both must be "
+                f"the encoder output enc_output. {RULE}")
+    return None
+
+
+@test_case(points=1)
+def the_layer_gets_the_right_inputs(fixed_cross_attention):
+    answered(fixed_cross_attention, "fixed_cross_attention")
+    roles = _roles(fixed_cross_attention, T=4, S=6)
+    if roles is None:
+        raise AssertionError("`fixed_cross_attention` never calls the layer `att` it is given: call it.")
+    message = _roles_message(roles)
+    if message:
+        raise AssertionError(message)
+    if roles["mask"] is None:
         raise AssertionError("The layer gets no mask: pass `mask` on, or the padded source positions get weight.")
 
 
@@ -121,9 +140,16 @@ def _compare(fixed_cross_attention, seed, T, S):
         got = call(fixed_cross_attention, "fixed_cross_attention", att, x, enc_output, mask)
     except AssertionError as error:
         if "must cover the same S positions" in str(error):
+            try:
+                roles = _roles(fixed_cross_attention, T, S)
+            except AssertionError:
+                roles = None
+            said = (f"the layer got {roles['q']} as q, {roles['k']} as k and {roles['v']} as v. "
+                    if roles else "")
+            still = roles and roles["q"] == roles["k"] == "enc_output" and roles["v"] == "x"
             raise AssertionError(
-                f"{error}\n\nWith S = {S} source and T = {T} target positions: the layer's call is "
-                "(v, k, q, mask), so the queries must be passed as q (the third argument), not first.") from None
+                f"{error}\n\nWith S = {S} source and T = {T} target positions: {said}"
+                f"{_roles_message(roles) if still else RULE}") from None
         raise
     expected = ops.convert_to_numpy(reference(x, enc_output, enc_output, mask=mask))
     if S == T and like(got, att(x, enc_output, enc_output, mask)):

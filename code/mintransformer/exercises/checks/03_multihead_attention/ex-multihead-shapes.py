@@ -56,7 +56,7 @@ def _shape(shapes, key):
     try:
         return tuple(int(d) for d in value)
     except (TypeError, ValueError):
-        raise AssertionError(f'`shapes["{key}"]` must be a tuple of integers, like (2, 7, 512).') from None
+        raise AssertionError(f'`shapes["{key}"]` must be a tuple of integers, like (1, 2, 3).') from None
 
 
 def _wrong(key, got, right):

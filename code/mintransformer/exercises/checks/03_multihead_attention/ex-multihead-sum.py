@@ -30,16 +30,25 @@ def _inputs(seed, T=3, S=5):
     return tuple(rng.normal(size=(2, n, D)).astype("float32") for n in (T, S, S))  # query, key, value
 
 
-def _terms(layer, query, key, value, biases=True, wo_columns=False):
-    """The package's heads, each multiplied by its block of rows of W^O: (h, B, T, D)."""
+def _softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _terms(layer, query, key, value, biases=True, wo_columns=False, scale=DK, strided=False):
+    """The h terms head_i W^O_i, (h, B, T, D), in float64; the keyword arguments make known mistakes."""
     (wq, bq), (wk, bk), (wv, bv), (wo, _) = (
-        [ops.convert_to_numpy(w) for w in dense.weights] for dense in (layer.wq, layer.wk, layer.wv, layer.wo))
+        [ops.convert_to_numpy(w).astype("float64") for w in dense.weights]
+        for dense in (layer.wq, layer.wk, layer.wv, layer.wo))
     if not biases:
-        bq, bk, bv = 0.0, 0.0, 0.0
-    q, k, v = (mt.split_heads(x @ w + b, H) for x, w, b in ((query, wq, bq), (key, wk, bk), (value, wv, bv)))
-    heads = ops.convert_to_numpy(mt.scaled_dot_product_attention(q, k, v)[0])  # (B, h, T, d_k)
-    blocks = [wo[:, i * DK:(i + 1) * DK].T if wo_columns else wo[i * DK:(i + 1) * DK] for i in range(H)]
-    return np.stack([heads[:, i] @ blocks[i] for i in range(H)])
+        bq, bk, bv = 0 * bq, 0 * bk, 0 * bv
+    terms = []
+    for i in range(H):
+        c = slice(i, None, H) if strided else slice(i * DK, (i + 1) * DK)
+        q, k, v = query @ wq[:, c] + bq[c], key @ wk[:, c] + bk[c], value @ wv[:, c] + bv[c]
+        head = _softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(scale)) @ v  # (B, T, d_k)
+        terms.append(head @ (wo[:, c].T if wo_columns else wo[c, :]))
+    return np.stack(terms)
 
 
 def _as_array(terms):
@@ -82,6 +91,24 @@ def _compare(head_terms, seed):
             "Your W^O_i is a block of columns of W^O, transposed. Head i's output occupies features "
             "[i d_k, (i + 1) d_k) of the concatenation, which multiply the ROWS [i d_k, (i + 1) d_k) "
             "of W^O: W^O_i = Wo[c, :].")
+    if like(got, _terms(layer, query, key, value, scale=D), atol=1e-4):
+        raise AssertionError(
+            f"Your heads divide the scores by sqrt(d_model) = sqrt({D}): each head's queries and keys "
+            f"have d_k = d_model / h = {DK} features, so its scores are divided by sqrt(d_k) = sqrt({DK}) "
+            "(mt.scaled_dot_product_attention does this for you).")
+    if like(got, _terms(layer, query, key, value, strided=True), atol=1e-4):
+        raise AssertionError(
+            "Your head i uses the features i, i + h, i + 2h, ... (slice(i, None, h)). Head i must use "
+            "the consecutive block [i d_k, (i + 1) d_k), the one split_heads gives it: "
+            "c = slice(i * d_k, (i + 1) * d_k), for the columns of W^Q, W^K, W^V and the rows of W^O.")
+    if got.shape == expected.shape[1:]:
+        if like(got, expected.sum(axis=0) + bias):
+            raise AssertionError(
+                f"head_terms returns the layer's output, shape {got.shape}: return the h terms "
+                f"head_i W^O_i, not their sum (and without b^O), stacked into shape {expected.shape}.")
+        raise AssertionError(
+            f"head_terms returns shape {got.shape}, one (B, T, D) array: return the h terms, not their "
+            f"sum, stacked on a first axis of length h, {expected.shape}.")
     if got.shape == (H, 2, 3, DK):
         raise AssertionError(
             f"Your terms have shape {got.shape}: W^O_i is a block of d_k ROWS of W^O, "
