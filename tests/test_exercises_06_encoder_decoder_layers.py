@@ -4,6 +4,8 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -126,24 +128,74 @@ def test_implement_ffn_accepts_a_right_layer():
     assert passed, text
 
 
+def _other_feed_forward(style, rate=None):
+    """FFNs written otherwise: right ones (Sequential, outer Dense assigned first, dropout before the
+    ReLU) and wrong ones (dropout on the input, a fixed dropout rate)."""
+    class OtherFeedForward(keras.layers.Layer):
+        def __init__(self, d_model, dff, dropout=0.1, **kwargs):
+            super().__init__(**kwargs)
+            dropout = dropout if rate is None else rate
+            if style == "sequential":
+                self.net = keras.Sequential([keras.layers.Dense(dff, activation="relu"),
+                                             keras.layers.Dropout(dropout), keras.layers.Dense(d_model)])
+                return
+            if style == "outer first":
+                self.outer = keras.layers.Dense(d_model)
+            self.inner = keras.layers.Dense(dff, activation=None if style == "before relu" else "relu")
+            if style != "outer first":
+                self.outer = keras.layers.Dense(d_model)
+            self.drop = keras.layers.Dropout(dropout)
+
+        def call(self, x, training=False):
+            if style == "sequential":
+                return self.net(x, training=training)
+            if style == "input":
+                return self.outer(self.inner(self.drop(x, training=training)))
+            if style == "before relu":
+                return self.outer(keras.ops.relu(self.drop(self.inner(x), training=training)))
+            return self.outer(self.drop(self.inner(x), training=training))
+    return OtherFeedForward
+
+
+@pytest.mark.parametrize("style", ["sequential", "outer first", "before relu"])
+def test_implement_ffn_accepts_other_right_layers(style):
+    passed, text = check("ex-layers-implement-ffn", MyFeedForward=_other_feed_forward(style))
+    assert passed, text
+
+
+@pytest.mark.parametrize("layer,message", [
+    (_other_feed_forward("input"), "probably on the input x"),
+    (_other_feed_forward("inner", rate=0.1), "its Dropout has rate 0.1"),
+])
+def test_implement_ffn_rejects_wrong_dropouts(layer, message):
+    passed, text = check("ex-layers-implement-ffn", MyFeedForward=layer)
+    assert not passed and message in text, text
+
+
 # ex-layers-implement-encoder-layer
 
 def _encoder_layer(mistake=None):
     class WrongEncoderLayer(keras.layers.Layer):
         def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
             super().__init__(**kwargs)
+            self.supports_masking = True  # as in the starting code: no Keras warning about mask=
             self.norm_first = not norm_first if mistake == "swapped" else norm_first
             self.self_attention = mt.MultiHeadAttention(d_model, num_heads, dropout)
             self.ffn = mt.FeedForward(d_model, dff, dropout)
             self.norm1 = mt.LayerNormalization()
             self.norm2_name = "ln2" if mistake == "misnamed" else "norm2"
             setattr(self, self.norm2_name, mt.LayerNormalization())
-            self.drop = keras.layers.Dropout(dropout)
+            self.drop = keras.layers.Dropout(0.1 if mistake == "fixed rate" else dropout)
 
         def block(self, x, f, norm, source, training):
-            y = self.drop(f(norm(source) if self.norm_first else source), training=training)
+            y = f(norm(source) if self.norm_first else source)
+            if mistake != "no residual dropout":
+                y = self.drop(y, training=training)
             total = y if mistake == "no residual" else x + y
             return total if self.norm_first else norm(total)
+
+        def compute_mask(self, inputs, previous_mask=None):
+            return None
 
         def call(self, x, mask=None, training=False):
             m = None if mistake == "no mask" else mask
@@ -160,6 +212,8 @@ def _encoder_layer(mistake=None):
     ("no mask", "ignores the mask"),
     ("no residual", "no residual connection"),
     ("misnamed", "no attribute `norm2`"),
+    ("no residual dropout", "no dropout on the sub-layers' outputs"),
+    ("fixed rate", "its Dropout has rate 0.1"),
 ])
 def test_implement_encoder_layer_rejects_the_known_mistakes(mistake, message):
     passed, text = check("ex-layers-implement-encoder-layer", MyEncoderLayer=_encoder_layer(mistake))
@@ -181,6 +235,8 @@ RIGHT_POSITIONS = dict(changed_decoder_masked=[1, 2, 3, 4], changed_decoder_unma
     ("changed_decoder_masked", [1], "not only output 1"),
     ("changed_decoder_masked", [0, 1, 2, 3, 4], "Output 0 may see position 0 only"),
     ("changed_decoder_unmasked", [1, 2, 3, 4], "the future leaks"),
+    ("changed_decoder_masked", [1, 2, 3], "not padding queries"),
+    ("changed_decoder_unmasked", [0, 1, 2, 3], "not padding queries"),
     ("changed_encoder", [0, 1, 2, 3], "not padding queries"),
     ("changed_encoder", [1, 2, 3, 4, 5], "no look-ahead mask"),
     ("changed_encoder", [0, 7], "positions run from 0 to 5"),
@@ -194,8 +250,10 @@ def test_which_positions_rejects_the_wrong_predictions(name, value, message):
 
 # ex-layers-fix-missing-masks
 
-def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_training=False):
+def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_training=False,
+            always_training=False):
     def run(encoder_layer, decoder_layer, embed, src_tokens, tgt_tokens, training=False):
+        training = True if always_training else training
         src = mt.padding_mask(src_tokens)
         masks = {"decoder": mt.decoder_self_mask(tgt_tokens), "padding": mt.padding_mask(tgt_tokens),
                  "causal": mt.causal_mask(tgt_tokens.shape[1]), None: None}
@@ -215,10 +273,19 @@ def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_
     (_layers(cross_mask=False), "cross-attention needs cross_mask"),
     (_layers(encoder_mask=False), "the encoder layer needs mask="),
     (_layers(encoder_mask=False, cross_mask=False), "the encoder layer needs mask= and the decoder layer cross_mask="),
+    (_layers(always_training=True), "returned two different outputs: dropout is on"),
 ])
 def test_fix_missing_masks_rejects_the_course_chapter_and_half_fixes(layers, message):
     passed, text = check("ex-layers-fix-missing-masks", fixed_layers=layers)
     assert not passed and message in text, text
+
+
+def test_fix_missing_masks_names_an_index_of_the_full_output():
+    # The comparison with the package keeps the (B, T, D) layout: the index it names means something.
+    result = mt.exercises.run_check(CHAPTER, "ex-layers-fix-missing-masks",
+                                    {"fixed_layers": _layers(self_mask="padding")})
+    assert re.search(r"\(B, T, D\) at the real \(non-pad\) target positions is wrong: at index \(\d+, \d+, \d+\)",
+                     result.summary()), result.summary()
 
 
 def test_fix_missing_masks_accepts_the_look_ahead_mask_without_target_padding():
@@ -242,6 +309,9 @@ def _decoder_layer(mistake=None):
             self.drop = keras.layers.Dropout(dropout)
 
         def call(self, x, context, self_mask=None, cross_mask=None, training=False):
+            def drop(y):
+                return y if mistake == "no residual dropout" else self.drop(y, training=training)
+
             def self_block(z):
                 return self.self_attention(z, z, z, mask=self_mask, training=training)
 
@@ -263,7 +333,7 @@ def _decoder_layer(mistake=None):
             norms = [self.norm1, self.norm2, getattr(self, "norm3", None)]
             z = x
             for block, norm in zip(blocks, norms):
-                z = norm(z + self.drop(block(z), training=training))
+                z = norm(z + drop(block(z)))
             return z
     return WrongDecoderLayer
 
@@ -274,6 +344,7 @@ def _decoder_layer(mistake=None):
     ("cross last", "order self, ffn, cross"),
     ("query from input", "queries come from the layer's input y"),
     ("no cross mask", "three more source pads"),
+    ("no residual dropout", "no dropout on the sub-layers' outputs"),
 ])
 def test_fix_no_cross_attention_rejects_the_tutorial_and_wrong_fixes(mistake, message):
     passed, text = check("ex-layers-fix-no-cross-attention", FixedDecoderLayer=_decoder_layer(mistake))
@@ -296,6 +367,15 @@ def _prenorm(mistake=None):
     def layer_output(layer, y, context, self_mask, cross_mask):
         if mistake == "call the layer":
             return layer(y, context, self_mask=self_mask, cross_mask=cross_mask)
+        if mistake == "call its call":
+            return layer.call(y, context, self_mask=self_mask, cross_mask=cross_mask)
+        if mistake is None and layer.norm_first:  # every attribute of the layer is there, not only the six
+            drop = layer.residual_dropout
+            n1 = layer.norm1(y)
+            z1 = y + drop(layer.self_attention(n1, n1, n1, mask=self_mask, training=False), training=False)
+            z2 = z1 + drop(layer.cross_attention(layer.norm2(z1), context, context, mask=cross_mask,
+                                                 training=False), training=False)
+            return z2 + drop(layer.ffn(layer.norm3(z2), training=False), training=False)
         if mistake == "post-norm":
             z1 = layer.norm1(y + layer.self_attention(y, y, y, mask=self_mask))
             z2 = layer.norm2(z1 + layer.cross_attention(z1, context, context, mask=cross_mask))
@@ -314,6 +394,7 @@ def _prenorm(mistake=None):
     ("norm context", "You normalized the context C"),
     ("norm output", "You normalized the layer's output"),
     ("call the layer", "do not call the layer itself"),
+    ("call its call", "do not call the layer itself"),
 ])
 def test_prenorm_decoder_rejects_the_known_mistakes(mistake, message):
     passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(mistake),

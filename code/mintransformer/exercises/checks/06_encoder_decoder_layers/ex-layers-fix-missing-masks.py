@@ -52,6 +52,18 @@ def _run(fixed_layers, layers, source, target):
     return out
 
 
+def _first_run(fixed_layers, layers):
+    """The output on SOURCE and TARGET, after checking that the function is not random."""
+    out = _run(fixed_layers, layers, SOURCE, TARGET)
+    again = _run(fixed_layers, layers, SOURCE, TARGET)
+    if not np.allclose(out, again, atol=1e-6):
+        raise AssertionError(
+            "Called twice on the same tokens with training=False, `fixed_layers` returned two different "
+            "outputs: dropout is on inside it. Pass training=training (by keyword) to both layers, "
+            "not training=True.")
+    return out
+
+
 def _reference(layers, source, target, encoder_mask=True, cross_mask=True):
     embed, encoder_layer, decoder_layer = layers
     src_mask = mt.padding_mask(source)
@@ -63,7 +75,7 @@ def _reference(layers, source, target, encoder_mask=True, cross_mask=True):
 @test_case(points=1)
 def the_future_does_not_leak(fixed_layers):
     layers = _layers()
-    out = _run(fixed_layers, layers, SOURCE, TARGET)
+    out = _first_run(fixed_layers, layers)
     for t in range(TARGET.shape[1] - 1):
         future = TARGET.copy()
         future[:, t + 1:] = np.arange(3, 3 + future.shape[1] - t - 1)  # new tokens after t
@@ -80,7 +92,7 @@ def the_future_does_not_leak(fixed_layers):
 @test_case(points=1)
 def source_padding_changes_nothing(fixed_layers):
     layers = _layers()
-    out = _run(fixed_layers, layers, SOURCE, TARGET)
+    out = _first_run(fixed_layers, layers)
     padded = np.pad(SOURCE, ((0, 0), (0, 3)))  # three more pads (id 0)
     longer = _run(fixed_layers, layers, padded, TARGET)
     change = np.abs(longer - out)[REAL].max()
@@ -103,7 +115,9 @@ def source_padding_changes_nothing(fixed_layers):
 @test_case(points=1)
 def same_as_the_package(fixed_layers):
     layers = _layers()
-    close(_run(fixed_layers, layers, SOURCE, TARGET)[REAL], _reference(layers, SOURCE, TARGET)[REAL],
-          "The decoder output at the real (non-pad) target positions", atol=1e-5,
+    real = REAL[..., None]  # (B, T, 1): the pad positions' outputs are unused, set to 0 on both sides
+    out, expected = _first_run(fixed_layers, layers), _reference(layers, SOURCE, TARGET)
+    close(np.where(real, out, 0), np.where(real, expected, 0),
+          "The decoder output (B, T, D) at the real (non-pad) target positions", atol=1e-5,
           hint="Encoder: mask=padding_mask(source). Decoder: self_mask=decoder_self_mask(target), "
                "cross_mask=padding_mask(source). training= by keyword.")

@@ -1,5 +1,6 @@
 """Exercise: find and fix the from-scratch TensorFlow tutorial's decoder layer (no cross-attention)."""
 
+import keras
 import numpy as np
 from otter.test_files import test_case
 
@@ -8,7 +9,7 @@ from mintransformer.exercises.checking import answered, call, close, like, to_nu
 
 OK_FORMAT = False
 name = "ex-layers-fix-no-cross-attention"
-points = 3
+points = 4
 
 D, H, DFF = 8, 2, 16
 PARTS = {"self_attention": "mt.MultiHeadAttention(d_model, num_heads, dropout)",
@@ -43,9 +44,9 @@ def _reference(seed):
     return ref
 
 
-def _build(FixedDecoderLayer, x, context, self_mask, cross_mask):
+def _build(FixedDecoderLayer, x, context, self_mask, cross_mask, dropout=0.1):
     answered(FixedDecoderLayer, "FixedDecoderLayer")
-    layer = call(FixedDecoderLayer, "FixedDecoderLayer", D, H, DFF)
+    layer = call(FixedDecoderLayer, "FixedDecoderLayer", D, H, DFF, dropout=dropout)
     try:
         out = call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
                    training=False)
@@ -151,3 +152,40 @@ def source_padding_changes_nothing(FixedDecoderLayer):
                       training=False), "The output")
     close(b, a, "Your output with three more source pads", atol=1e-5,
           hint="The pads of the source must get weight 0 in cross-attention: pass mask=cross_mask to it.")
+
+
+def _own_dropout_rates(layer):
+    """The rates of the keras.layers.Dropout layers of the student's layer itself (not of its parts)."""
+    try:
+        return [sub.rate for sub in layer._flatten_layers(include_self=False, recursive=False)
+                if isinstance(sub, keras.layers.Dropout)]
+    except Exception:
+        return []
+
+
+@test_case(points=1)
+def residual_dropout(FixedDecoderLayer):
+    # The attentions' and the FFN's own dropout turned off: the dropout of the sub-layers' outputs,
+    # before each residual addition, is then the only thing training=True changes.
+    x, context, self_mask, cross_mask = _inputs(5)
+    layer = _build(FixedDecoderLayer, x, context, self_mask, cross_mask, dropout=0.5)
+    for part, inner in (("self_attention", "attention_dropout"), ("cross_attention", "attention_dropout"),
+                        ("ffn", "inner_dropout")):
+        dropout = getattr(getattr(layer, part, None), inner, None)
+        if dropout is not None:
+            dropout.rate = 0.0
+    rates = _own_dropout_rates(layer)
+    if rates and 0.5 not in rates:
+        raise AssertionError(
+            f"Your layer was built with dropout=0.5, but its Dropout has rate {rates[0]}: create it with "
+            "the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
+    inference, training = (
+        to_numpy(call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
+                      training=mode), "The output")
+        for mode in (False, True))
+    if np.allclose(training, inference, atol=1e-6):
+        raise AssertionError(
+            "Your layer, built with dropout=0.5 and called with training=True, gives its inference output "
+            "once the attentions' and the FFN's own dropout are off: it has no dropout on the sub-layers' "
+            "outputs. Apply a keras.layers.Dropout(dropout) to each sub-layer's output before its residual "
+            "addition, passing training=training, as the tutorial's layer does.")

@@ -1,5 +1,6 @@
 """Exercise: an encoder layer from its sub-layers, post-norm and pre-norm, checked with copied weights."""
 
+import keras
 import numpy as np
 from otter.test_files import test_case
 
@@ -8,7 +9,7 @@ from mintransformer.exercises.checking import answered, call, close, like, to_nu
 
 OK_FORMAT = False
 name = "ex-layers-implement-encoder-layer"
-points = 3
+points = 4
 
 D, H, DFF = 8, 2, 32
 PARTS = {"self_attention": "mt.MultiHeadAttention(d_model, num_heads, dropout)",
@@ -38,9 +39,9 @@ def _reference(seed, norm_first):
     return ref
 
 
-def _student(MyEncoderLayer, ref, x, mask, norm_first):
+def _student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.1):
     answered(MyEncoderLayer, "MyEncoderLayer")
-    layer = call(MyEncoderLayer, "MyEncoderLayer", D, H, DFF, norm_first=norm_first)
+    layer = call(MyEncoderLayer, "MyEncoderLayer", D, H, DFF, dropout=dropout, norm_first=norm_first)
     call(layer, "MyEncoderLayer(...)", x, mask=mask, training=False)  # builds the weights
     for attribute, what in PARTS.items():
         part = getattr(layer, attribute, None)
@@ -117,3 +118,40 @@ def pre_norm(MyEncoderLayer):
 def without_a_mask(MyEncoderLayer):
     _compare(MyEncoderLayer, False, 2, length=3, with_mask=False)
     _compare(MyEncoderLayer, True, 3, length=3, with_mask=False)
+
+
+
+def _own_dropout_rates(layer):
+    """The rates of the keras.layers.Dropout layers of the student's layer itself (not of its parts)."""
+    try:
+        return [sub.rate for sub in layer._flatten_layers(include_self=False, recursive=False)
+                if isinstance(sub, keras.layers.Dropout)]
+    except Exception:
+        return []
+
+
+@test_case(points=1)
+def residual_dropout(MyEncoderLayer):
+    # The attention's and the FFN's own dropout turned off: the dropout of the sub-layers' outputs,
+    # before each residual addition, is then the only thing training=True changes.
+    for norm_first, seed in ((False, 4), (True, 5)):
+        x, mask = _inputs(seed)
+        layer = _student(MyEncoderLayer, _reference(seed, norm_first), x, mask, norm_first, dropout=0.5)
+        for part, inner in (("self_attention", "attention_dropout"), ("ffn", "inner_dropout")):
+            dropout = getattr(getattr(layer, part), inner, None)
+            if dropout is not None:
+                dropout.rate = 0.0
+        rates = _own_dropout_rates(layer)
+        if rates and 0.5 not in rates:
+            raise AssertionError(
+                f"Your layer was built with dropout=0.5, but its Dropout has rate {rates[0]}: create it "
+                "with the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
+        inference = to_numpy(call(layer, "MyEncoderLayer(...)", x, mask=mask, training=False), "Your output")
+        training = to_numpy(call(layer, "MyEncoderLayer(...)", x, mask=mask, training=True), "Your output")
+        if np.allclose(training, inference, atol=1e-6):
+            kind = "pre-norm" if norm_first else "post-norm"
+            raise AssertionError(
+                f"Your {kind} layer, built with dropout=0.5 and called with training=True, gives its "
+                "inference output once the attention's and the FFN's own dropout are off: it has no "
+                "dropout on the sub-layers' outputs. Apply a keras.layers.Dropout(dropout) to each "
+                "sub-layer's output before the residual addition, passing training=training.")

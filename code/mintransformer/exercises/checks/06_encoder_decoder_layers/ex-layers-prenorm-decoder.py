@@ -11,20 +11,27 @@ name = "ex-layers-prenorm-decoder"
 points = 2
 
 D, H, DFF = 8, 2, 16
-PARTS = ("self_attention", "cross_attention", "ffn", "norm1", "norm2", "norm3")
+
+
+_DO_NOT_CALL = ("do not call the layer itself: recompute its output from its sub-layers "
+                "(layer.norm1, layer.self_attention, ...)")
 
 
 class _SubLayers:
-    """The sub-layers of a decoder layer, without its call: the student recomputes it."""
+    """A decoder layer without its call: the student recomputes it from the sub-layers."""
 
     def __init__(self, layer):
-        for part in PARTS:
-            setattr(self, part, getattr(layer, part))
-        self.norm_first = layer.norm_first
+        self._layer = layer
+
+    def __getattr__(self, attribute):  # every attribute but the layer's own computation
+        if attribute == "_layer":  # not set yet (a copy in the making): no recursion
+            raise AttributeError(attribute)
+        if attribute in ("call", "step", "__call__"):
+            raise RuntimeError(_DO_NOT_CALL)
+        return getattr(self._layer, attribute)
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError("do not call the layer itself: recompute its output from its sub-layers "
-                           "(layer.norm1, layer.self_attention, ...)")
+        raise RuntimeError(_DO_NOT_CALL)
 
 
 def _case(seed):
