@@ -68,6 +68,29 @@ def test_embed_rejects_the_known_mistakes(wrong, message):
     assert not passed and message in text, text
 
 
+def _embedding_with_the_layer(E, tokens):
+    layer = mt.PositionalEmbedding(E.shape[0], E.shape[1], max_length=16)
+    layer.build((None, None))
+    layer.embedding.embeddings.assign(E)
+    return layer(tokens)
+
+
+def test_embed_refuses_the_packages_layer():
+    result = mt.exercises.run_check(CHAPTER, "ex-model-embed", {"my_embedding": _embedding_with_the_layer})
+    assert not result.passed_all
+    assert all("`my_embedding` uses PositionalEmbedding" in tc.message for tc in result.test_case_results), \
+        result.summary()
+
+
+def test_embed_accepts_the_equation_and_leaves_the_random_generators_alone():
+    np.random.seed(7)
+    expected = np.random.rand()
+    np.random.seed(7)
+    passed, text = check("ex-model-embed", my_embedding=_embedding())
+    assert passed, text
+    assert np.random.rand() == expected  # the check did not reset the student's generators
+
+
 def test_embed_sqrt_512_is_named_at_other_widths_too():
     result = mt.exercises.run_check(CHAPTER, "ex-model-embed",
                                     {"my_embedding": _embedding(factor=lambda D: np.sqrt(512))})
@@ -77,32 +100,43 @@ def test_embed_sqrt_512_is_named_at_other_widths_too():
 
 # ex-model-prenorm-count: the parameter count as a formula.
 
-def test_the_base_models_counts_are_the_packages():
+def _count_check_module():
     import importlib.util
-
-    import keras
 
     spec = importlib.util.spec_from_file_location(
         "count_check", f"{mt.exercises.tests_dir(CHAPTER)}/ex-model-prenorm-count.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    for norm_first, count in module.BASE_COUNTS.items():
-        N, D, h, dff, Vi, Vt, share = module.BASE
+    return module
+
+
+@pytest.fixture(scope="module")
+def package_counts():
+    """count_params() of every model the check knows the count of (the base models among them): built once."""
+    import keras
+
+    counts = {}
+    for config in _count_check_module().COUNTS:
+        N, D, h, dff, Vi, Vt, share, norm_first = config
         model = mt.MinTransformer(N, D, h, dff, Vi, Vt, max_length=8, share_embeddings=share,
                                   norm_first=norm_first)
         model.build(((1, 3), (1, 3)))
-        assert model.count_params() == count == module._formula(*module.BASE, norm_first)
+        counts[config] = model.count_params()
         del model
         keras.backend.clear_session()
+    return counts
+
+
+def test_the_checks_counts_are_the_packages(package_counts):
+    module = _count_check_module()
+    assert module.COUNTS == package_counts
+    for config, count in module.COUNTS.items():
+        assert module._formula(*config) == count, config
+    assert module.COUNTS[module.BASE + (False,)] == 63_082_496  # the chapter's table
 
 
 def _count(**mistake):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "count_check", f"{mt.exercises.tests_dir(CHAPTER)}/ex-model-prenorm-count.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _count_check_module()
 
     def param_count(num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
                     share_embeddings=False, norm_first=False):
@@ -111,7 +145,7 @@ def _count(**mistake):
     return param_count
 
 
-def _count_by_hand(attention_bias=True, norm=2, final_norms=True, output_bias=True):
+def _count_by_hand(attention_bias=True, norm=2, final_norms=True, output_bias=True, tied_bias=False):
     """A count written independently of the check's formula, with one mistake switched on."""
     def param_count(num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
                     share_embeddings=False, norm_first=False):
@@ -120,7 +154,7 @@ def _count_by_hand(attention_bias=True, norm=2, final_norms=True, output_bias=Tr
         ffn = 2 * D * dff + dff + D
         layers = num_layers * (3 * attention + 2 * ffn + 5 * norm * D)
         if share_embeddings:
-            vocabulary = input_vocab_size * D
+            vocabulary = input_vocab_size * D + (input_vocab_size if tied_bias else 0)
         else:
             vocabulary = input_vocab_size * D + 2 * target_vocab_size * D + (target_vocab_size if output_bias else 0)
         return vocabulary + layers + (4 * D if norm_first and final_norms else 0)
@@ -137,6 +171,7 @@ def test_count_accepts_an_independent_formula():
     (_count_by_hand(norm=1), "Your layer norms have D parameters"),
     (_count_by_hand(final_norms=False), "each stack ends with a final layer norm"),
     (_count_by_hand(output_bias=False), "the output layer is a Dense layer with a bias"),
+    (_count_by_hand(tied_bias=True), "the tied model has no bias of V entries"),
     (_count(heads_multiply=True), "Your attention count grows with num_heads"),
     (_count(cross=False), "each has masked self-attention AND cross-attention"),
     (_count(ffn_bias=False), "Your FFN has no biases"),
@@ -151,10 +186,34 @@ def test_count_rejects_the_known_mistakes(wrong, message):
 
 
 def test_count_says_which_configuration_is_off():
-    passed, text = check("ex-model-prenorm-count", param_count=lambda **kwargs: 1000)
+    calls = []
+
+    def param_count(**kwargs):
+        calls.append(kwargs)
+        return 1000
+
+    passed, text = check("ex-model-prenorm-count", param_count=param_count)
     assert not passed and "param_count(num_layers=1, d_model=16" in text and "the package counts" in text
+    assert calls and all(c["input_vocab_size"] < 100 for c in calls)  # never the base model, while wrong
     passed, text = check("ex-model-prenorm-count", param_count=lambda **kwargs: "many")
     assert not passed and "must return a number" in text
+
+
+def _count_by_building(num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
+                       share_embeddings=False, norm_first=False):
+    model = mt.MinTransformer(num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
+                              max_length=8, share_embeddings=share_embeddings, norm_first=norm_first)
+    model.build(((1, 3), (1, 3)))
+    return model.count_params()
+
+
+def test_count_refuses_to_build_a_model():
+    result = mt.exercises.run_check(CHAPTER, "ex-model-prenorm-count", {"param_count": _count_by_building})
+    assert not result.passed_all
+    assert all("`param_count` builds MinTransformer: count the parameters with a formula" in tc.message
+               for tc in result.test_case_results), result.summary()
+    passed, text = check("ex-model-prenorm-count", param_count=_count_by_hand())  # the classes are restored
+    assert passed, text
 
 
 # ex-model-heads-free: the two attention layers' counts.
@@ -167,6 +226,9 @@ def _keras_count(d_model, num_heads, key_dim):
 @pytest.mark.parametrize("package,keras_count,message", [
     (lambda D, h: 4 * (D * D + D) * h, _keras_count, "they change with h"),
     (lambda D, h: 4 * D * D, _keras_count, "each of the four projections also has a bias"),
+    (lambda D, h: 3 * (D * D + D), _keras_count, "the output projection W^O"),
+    (lambda D, h: 4 * (D * D + D), lambda D, h, k: 3 * (D * h * k + h * k) + D * D + D,
+     "its matrix is (h x key_dim) x d_model, not d_model x d_model"),
     (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * D * h * k, "You count the matrices only"),
     (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * (D * h * k + h * k), "its bias has d_model entries"),
     (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * D * k + 3 * k + D, "key_dim is the width of EACH head"),
@@ -175,6 +237,36 @@ def _keras_count(d_model, num_heads, key_dim):
 def test_heads_free_rejects_the_known_mistakes(package, keras_count, message):
     passed, text = check("ex-model-heads-free", package_mha_params=package, keras_mha_params=keras_count)
     assert not passed and message in text, text
+
+
+def _package_count_by_building(d_model, num_heads):
+    x = np.zeros((1, 3, d_model), dtype="float32")
+    layer = mt.MultiHeadAttention(d_model, num_heads)
+    layer(x, x, x)
+    return layer.count_params()
+
+
+def _keras_count_by_building(d_model, num_heads, key_dim):
+    import keras
+
+    x = np.zeros((1, 3, d_model), dtype="float32")
+    layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim)
+    layer(x, x)
+    return layer.count_params()
+
+
+def test_heads_free_refuses_to_build_layers():
+    passed, text = check("ex-model-heads-free", package_mha_params=_package_count_by_building,
+                         keras_mha_params=_keras_count_by_building)
+    assert not passed, text
+    assert "`package_mha_params` builds MultiHeadAttention: write the count as a formula" in text, text
+    assert "`keras_mha_params` builds MultiHeadAttention" in text, text
+
+
+def test_heads_free_accepts_the_formulas():
+    passed, text = check("ex-model-heads-free", package_mha_params=lambda D, h: 4 * D * D + 4 * D,
+                         keras_mha_params=_keras_count)
+    assert passed, text
 
 
 # ex-model-untied-share: two fractions.
@@ -187,6 +279,7 @@ def test_heads_free_rejects_the_known_mistakes(package, keras_count, message):
     (56.3, 0.3003, "not a percentage"),
     (0.5630, np.array([0.3, 0.3]), "must be one number"),
     (0.60, 0.3003, "untied_share is 0.6000"),
+    (0.56, 0.3003, "`untied_share` is 0.56: close, so probably the right formula, rounded too much"),
 ])
 def test_untied_share_rejects_the_known_mistakes(untied, tied, message):
     passed, text = check("ex-model-untied-share", untied_share=untied, tied_share=tied)
@@ -200,6 +293,9 @@ ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
 
 @pytest.mark.parametrize("mask,weights,message", [
     (np.tril(np.ones((4, 4))), np.zeros(4), "the look-ahead mask alone"),
+    (np.tile([0, 1, 1, 1], (4, 1)), np.zeros(4), "That is the padding mask alone"),
+    (np.vstack([np.zeros(4), np.tril(np.ones((4, 4)))[1:]]), np.zeros(4), "You block row 0, query 0's row"),
+    (np.ones((4, 4)), np.zeros(4), "Which column does the padding mask block?"),
     (ZEROS_MASK.T, np.zeros(4), "Row t is query t"),
     (ZEROS_MASK, np.array([1.0, 0, 0, 0]), "key 0 holds the padding id"),
     (ZEROS_MASK, np.full(4, 0.25), "Uniform weights"),
@@ -209,6 +305,7 @@ ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
 def test_start_token_rejects_the_known_mistakes(mask, weights, message):
     passed, text = check("ex-model-start-token", start_mask_by_hand=mask, query_0_weights=weights)
     assert not passed and message in text, text
+    assert "decoder_self_mask(tgt)" not in text  # no hint that hands over the answer
 
 
 def test_start_token_accepts_booleans():
@@ -218,33 +315,70 @@ def test_start_token_accepts_booleans():
 
 # ex-model-fix-masks: the MinTransformer course chapter's forward pass with every mask None.
 
-def _forward(encoder_mask=True, self_mask="decoder", cross_mask=True):
+def _forward(encoder_mask=True, self_mask="decoder", cross_mask=True, pad="model", self_pad="model", invert=(),
+             training=False):
+    """A fix of the course chapter's forward pass, right by default; the arguments make it wrong."""
     def fixed_logits(model, source, target):
-        source_mask = mt.padding_mask(source, model.pad_id)
-        masks = {"decoder": mt.decoder_self_mask(target, model.pad_id),
-                 "padding": mt.padding_mask(target, model.pad_id),
-                 "causal": mt.causal_mask(target.shape[1]), None: None}
-        context = model.encoder(model.source_embedding(source), mask=source_mask if encoder_mask else None)
-        H = model.decoder(model.target_embedding(target), context, self_mask=masks[self_mask],
-                          cross_mask=source_mask if cross_mask else None)
+        pad_id = model.pad_id if pad == "model" else pad
+        source_mask = mt.padding_mask(source, pad_id)
+        masks = {"decoder": mt.decoder_self_mask(target, pad_id if self_pad == "model" else self_pad),
+                 "padding": mt.padding_mask(target, pad_id),
+                 "causal": mt.causal_mask(target.shape[1]),
+                 "one ahead": ops.logical_and(np.tril(np.ones((target.shape[1],) * 2), 1) > 0,
+                                              mt.padding_mask(target, pad_id)),  # sees one future token
+                 None: None}
+        encoder = source_mask if encoder_mask else None
+        self_attention = masks[self_mask]
+        cross = source_mask if cross_mask else None
+        if "encoder" in invert:  # 1 = blocked, the sources' convention
+            encoder = ops.logical_not(encoder)
+        if "self" in invert:
+            self_attention = ops.logical_not(self_attention)
+        if "cross" in invert:
+            cross = ops.logical_not(cross)
+        context = model.encoder(model.source_embedding(source), mask=encoder, training=training)
+        H = model.decoder(model.target_embedding(target), context, self_mask=self_attention, cross_mask=cross,
+                          training=training)
         return model.output_projection(H)
     return fixed_logits
 
 
-def test_fix_masks_accepts_the_models_own_call():
-    passed, text = check("ex-model-fix-masks", fixed_logits=lambda model, s, t: model((s, t), training=False))
-    assert passed, text
+def test_fix_masks_accepts_the_fix_and_leaves_the_random_generators_alone():
+    np.random.seed(7)
+    expected = np.random.rand()
+    np.random.seed(7)
     passed, text = check("ex-model-fix-masks", fixed_logits=_forward())
     assert passed, text
+    assert np.random.rand() == expected  # the check did not reset the student's generators
+
+
+def _via_encode_and_decode(model, source, target):
+    return model.decode(target, model.encode(source), source)
+
+
+@pytest.mark.parametrize("forward", [lambda model, s, t: model((s, t), training=False), _via_encode_and_decode])
+def test_fix_masks_refuses_the_models_own_forward_pass(forward):
+    result = mt.exercises.run_check(CHAPTER, "ex-model-fix-masks", {"fixed_logits": forward})
+    assert not result.passed_all
+    assert all("build the masks yourself; do not call model(...), model.encode or model.decode" in tc.message
+               for tc in result.test_case_results), result.summary()
 
 
 @pytest.mark.parametrize("wrong,message", [
     (_forward(False, None, False), "Still the bug: these are the logits with every mask None"),
-    (_forward(self_mask=None), "No causal mask: changing the target token at position 3"),
+    (_forward(self_mask=None), "No causal mask: the decoder's self-attention sees the whole target"),
+    (_forward(self_mask="one ahead"), "The future is not hidden: changing the target token at position 3"),
+    (_forward(encoder_mask=False, cross_mask=False), "Padding the source with 3 more pads changes the logits"),
     (_forward(self_mask="padding"), "No causal mask"),
     (_forward(cross_mask=False), "Cross-attention has no mask"),
     (_forward(encoder_mask=False), "Give the encoder mask=mt.padding_mask"),
     (_forward(self_mask="causal"), "but not the target padding"),
+    (_forward(invert=("encoder", "self", "cross")), "Your masks are inverted (the encoder's mask, the decoder's "
+     "self-attention mask, the cross-attention mask): in the package True (or 1) = may attend; you pass 1 = blocked"),
+    (_forward(invert=("self",)), "Your masks are inverted (the decoder's self-attention mask)"),
+    (_forward(pad=0, self_pad=0), "This model pads with 19, and you build masks with the padding id 0"),
+    (_forward(self_pad=0), "use model.pad_id, not 0"),
+    (_forward(training=True), "`fixed_logits` is not deterministic"),
     (lambda model, s, t: ops.zeros((2, 3)), "returns shape (2, 3)"),
 ])
 def test_fix_masks_rejects_the_known_mistakes(wrong, message):

@@ -1,6 +1,8 @@
 """Exercise: the model's input, sqrt(d_model) E[tokens] + PE, written from its equation."""
 
-import keras
+import contextlib
+from unittest import mock
+
 import numpy as np
 from otter.test_files import test_case
 
@@ -12,11 +14,48 @@ name = "ex-model-embed"
 points = 3
 
 
-def _layer(vocab_size, d_model, seed):
-    keras.utils.set_random_seed(seed)
+def _layer(vocab_size, d_model, init):
+    """The package's layer with a fixed E, drawn from a NumPy generator numbered ``init``.
+
+    (Not keras.utils.set_random_seed: the check runs in the student's kernel, whose random
+    generators it would reset.)
+    """
     layer = mt.PositionalEmbedding(vocab_size, d_model, max_length=16)
     layer.build((None, None))
+    E = np.random.default_rng(init).normal(0, d_model**-0.5, (vocab_size, d_model))  # the layer's own scale
+    layer.embedding.embeddings.assign(E.astype("float32"))
     return layer, to_numpy(layer.embedding.embeddings, "")  # E (V, D)
+
+
+@contextlib.contextmanager
+def _refused():
+    """While the student's function runs, mt.PositionalEmbedding (and a model) refuse to be used."""
+    used = []
+
+    def refuse(self, *args, **kwargs):
+        used.append(type(self).__name__)
+        raise RuntimeError("this exercise asks you not to use mt.PositionalEmbedding")
+
+    with contextlib.ExitStack() as stack:
+        for cls, method in [(mt.PositionalEmbedding, "__init__"), (mt.PositionalEmbedding, "call"),
+                            (mt.MinTransformer, "__init__")]:
+            stack.enter_context(mock.patch.object(cls, method, refuse))
+        yield used
+
+
+def _student(my_embedding, E, tokens):
+    with _refused() as used:
+        try:
+            got = call(my_embedding, "my_embedding", E, tokens)
+        except AssertionError:
+            if not used:
+                raise
+    if used:
+        raise AssertionError(
+            f"`my_embedding` uses {used[0]}: write the embedding from its equation, with E[tokens], "
+            "sqrt(d_model) and mt.positional_encoding, without mt.PositionalEmbedding."
+        )
+    return to_numpy(got, "Your embedding")
 
 
 def _concatenated_pe(length, depth):
@@ -25,10 +64,10 @@ def _concatenated_pe(length, depth):
     return np.concatenate([pe[:, 0::2], pe[:, 1::2]], axis=-1)
 
 
-def _check(my_embedding, vocab_size, d_model, tokens, seed, case):
-    layer, E = _layer(vocab_size, d_model, seed)
-    got = to_numpy(call(my_embedding, "my_embedding", E.astype("float32"), tokens), "Your embedding")
+def _check(my_embedding, vocab_size, d_model, tokens, init, case):
+    layer, E = _layer(vocab_size, d_model, init)
     expected = to_numpy(layer(tokens), "")
+    got = _student(my_embedding, E.astype("float32"), tokens)
     T = tokens.shape[1]
     looked_up = E[tokens]  # (B, T, D) E[tokens], unscaled
     pe = mt.positional_encoding(T, d_model)

@@ -1,5 +1,8 @@
 """Exercise: the parameters of the package's and of Keras's multi-head attention, as formulas."""
 
+import contextlib
+from unittest import mock
+
 import keras
 import numpy as np
 from otter.test_files import test_case
@@ -11,33 +14,67 @@ OK_FORMAT = False
 name = "ex-model-heads-free"
 points = 2
 
+# The layers the student's functions may not build: the counts are to be written as formulas.
+REFUSED = (mt.MultiHeadAttention, keras.layers.MultiHeadAttention, mt.MinTransformer)
 
-def _number(value, what):
+
+@contextlib.contextmanager
+def _refused():
+    """While the student's function runs, building any of REFUSED fails and is recorded."""
+    used = []
+
+    def refuse(self, *args, **kwargs):
+        used.append(type(self).__name__)
+        raise RuntimeError("this exercise asks you to write the count as a formula, without building layers")
+
+    with contextlib.ExitStack() as stack:
+        for cls in REFUSED:
+            stack.enter_context(mock.patch.object(cls, "__init__", refuse))
+        yield used
+
+
+def _student(function, what, *args):
+    with _refused() as used:
+        try:
+            value = call(function, what, *args)
+        except AssertionError:
+            if not used:
+                raise
+    if used:
+        raise AssertionError(
+            f"`{what}` builds {used[0]}: write the count as a formula in d_model, num_heads (and key_dim), "
+            "without building a layer."
+        )
     try:
         return float(value)
     except Exception:
-        raise AssertionError(f"{what} must return a number, not {type(value).__name__}.") from None
+        raise AssertionError(f"`{what}` must return a number, not {type(value).__name__}.") from None
 
 
 @test_case(points=1)
 def package_attention(package_mha_params):
     x = np.zeros((1, 3, 16), dtype="float32")
     cases = [(16, 1), (16, 2), (16, 4), (16, 8)]
-    got, expected = [], []
+    expected = []
     for d_model, num_heads in cases:
         layer = mt.MultiHeadAttention(d_model, num_heads)
         layer(x, x, x)
         expected.append(layer.count_params())
-        got.append(_number(call(package_mha_params, "package_mha_params", d_model, num_heads),
-                           "`package_mha_params`"))
+    got = [_student(package_mha_params, "package_mha_params", d_model, num_heads) for d_model, num_heads in cases]
     if len(set(got)) > 1:
         raise AssertionError(
             f"At d_model = 16 your counts for h = 1, 2, 4, 8 are {[int(g) for g in got]}: they change with "
             "h. The package projects all heads with one D x D matrix each for W^Q, W^K, W^V (then splits "
             "the result into h slices of width D/h), and W^O is D x D: the count does not depend on h."
         )
-    if np.isclose(got[0], 4 * 16 * 16):
+    D = 16
+    if np.isclose(got[0], 4 * D * D):
         raise AssertionError("You count 4 D^2: each of the four projections also has a bias of D entries.")
+    if np.isclose(got[0], 3 * (D * D + D)):
+        raise AssertionError(
+            "You count 3(D^2 + D), the projections W^Q, W^K, W^V: the output projection W^O, applied to the "
+            "concatenated heads, is a D x D matrix with a bias too."
+        )
     for (d_model, num_heads), g, e in zip(cases, got, expected):
         if abs(g - e) > 0.5:
             raise AssertionError(
@@ -49,12 +86,13 @@ def package_attention(package_mha_params):
 def keras_attention(keras_mha_params):
     x = np.zeros((1, 3, 16), dtype="float32")
     cases = [(16, 1, 16), (16, 2, 8), (16, 4, 16), (16, 8, 3)]
+    expected = []
     for d_model, num_heads, key_dim in cases:
         layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim)
         layer(x, x)
-        expected = layer.count_params()
-        got = _number(call(keras_mha_params, "keras_mha_params", d_model, num_heads, key_dim),
-                      "`keras_mha_params`")
+        expected.append(layer.count_params())
+    for (d_model, num_heads, key_dim), e in zip(cases, expected):
+        got = _student(keras_mha_params, "keras_mha_params", d_model, num_heads, key_dim)
         width = num_heads * key_dim  # all heads together
         wrong = [
             (4 * d_model * width,
@@ -63,6 +101,9 @@ def keras_attention(keras_mha_params):
             (4 * (d_model * width + width),
              "The output projection maps the h x key_dim concatenated head outputs back to d_model: "
              "its bias has d_model entries, not h x key_dim."),
+            (3 * (d_model * width + width) + d_model * d_model + d_model,
+             "The output projection maps the h x key_dim concatenated head outputs back to d_model: "
+             "its matrix is (h x key_dim) x d_model, not d_model x d_model."),
             (4 * (d_model * d_model + d_model),
              "That is the package's count: in Keras, key_dim is per head, so the projections are "
              "d_model x (h * key_dim), not d_model x d_model."),
@@ -71,10 +112,10 @@ def keras_attention(keras_mha_params):
              "so the count grows with h."),
         ]
         for answer, message in wrong:
-            if np.isclose(got, answer) and answer != expected:
+            if np.isclose(got, answer) and answer != e:
                 raise AssertionError(f"keras_mha_params({d_model}, {num_heads}, {key_dim}): {message}")
-        if abs(got - expected) > 0.5:
+        if abs(got - e) > 0.5:
             raise AssertionError(
                 f"keras_mha_params({d_model}, {num_heads}, {key_dim}) returns {got:,.0f}; "
-                f"keras.layers.MultiHeadAttention(num_heads={num_heads}, key_dim={key_dim}) has {expected:,}."
+                f"keras.layers.MultiHeadAttention(num_heads={num_heads}, key_dim={key_dim}) has {e:,}."
             )

@@ -1,5 +1,9 @@
 """Exercise: the model's parameter count as a formula, checked against count_params()."""
 
+import contextlib
+from unittest import mock
+
+import keras
 import numpy as np
 from otter.test_files import test_case
 
@@ -13,14 +17,26 @@ points = 3
 KEYS = ("num_layers", "d_model", "num_heads", "dff", "input_vocab_size", "target_vocab_size",
         "share_embeddings", "norm_first")
 # The paper's base model (Table 3) with a shared vocabulary of 37,000: the chapter's table counts
-# 63,082,496 post-norm; pre-norm adds two final layer norms (tests/test_exercises_07_mintransformer.py
-# builds both models to confirm these two numbers).
+# 63,082,496 post-norm; pre-norm adds two final layer norms.
 BASE = (6, 512, 8, 2048, 37000, 37000, True)
-BASE_COUNTS = {False: 63_082_496, True: 63_084_544}
+# count_params() of mt.MinTransformer for every configuration the check uses (in the order of KEYS).
+# tests/test_exercises_07_mintransformer.py builds each of these models to confirm its number; the
+# check builds none, so that it runs in a moment.
+COUNTS = {
+    (1, 16, 2, 32, 20, 20, True, False): 5_888,
+    (2, 24, 3, 40, 25, 25, True, False): 23_416,
+    (1, 16, 2, 32, 20, 13, False, False): 6_317,
+    (2, 24, 3, 40, 25, 17, False, False): 24_249,
+    (1, 16, 4, 24, 11, 11, True, True): 5_280,
+    (2, 24, 3, 40, 25, 17, False, True): 24_345,
+    BASE + (False,): 63_082_496,
+    BASE + (True,): 63_084_544,
+}
 
 
 def _formula(N, D, h, dff, Vi, Vt, share, norm_first, *, attention_bias=True, heads_multiply=False,
-             cross=True, norm=2, ffn_bias=True, final_norms="pre", output="dense", tied_copies=1):
+             cross=True, norm=2, ffn_bias=True, final_norms="pre", output="dense", tied_copies=1,
+             tied_bias=False):
     """The count, and the count with one known mistake (the keyword arguments)."""
     attention = 4 * (D * D + D) if attention_bias else 4 * D * D
     if heads_multiply:  # keras.layers.MultiHeadAttention(h, key_dim=D)
@@ -29,7 +45,7 @@ def _formula(N, D, h, dff, Vi, Vt, share, norm_first, *, attention_bias=True, he
     encoder_layer = attention + ffn + 2 * norm * D
     decoder_layer = (2 * attention + ffn + 3 * norm * D) if cross else (attention + ffn + 2 * norm * D)
     if share:
-        embeddings = tied_copies * Vi * D
+        embeddings = tied_copies * Vi * D + (Vi if tied_bias else 0)
     else:
         embeddings = Vi * D + Vt * D + {"dense": D * Vt + Vt, "no bias": D * Vt, "none": 0,
                                         "input vocab": D * Vi + Vi}[output]
@@ -68,19 +84,43 @@ MISTAKES = [
     (dict(tied_copies=3),
      "Tied, the source embedding, the target embedding and the output projection are ONE V x D "
      "matrix: count it once."),
+    (dict(tied_bias=True),
+     "Tied, the output projection is x E^T with the shared matrix E and no bias: the tied model "
+     "has no bias of V entries (only the untied output layer has one)."),
 ]
 
+# The classes the student's function may not build: a model, its layers, or Keras's attention.
+REFUSED = (mt.MinTransformer, mt.Encoder, mt.Decoder, mt.EncoderLayer, mt.DecoderLayer,
+           mt.MultiHeadAttention, mt.PositionalEmbedding, keras.layers.MultiHeadAttention)
 
-def _package_count(config):
-    N, D, h, dff, Vi, Vt, share, norm_first = config
-    model = mt.MinTransformer(N, D, h, dff, Vi, Vt, max_length=8, share_embeddings=share,
-                              norm_first=norm_first)
-    model.build(((1, 3), (1, 3)))
-    return model.count_params()
+
+@contextlib.contextmanager
+def _refused():
+    """While the student's function runs, building any of REFUSED fails and is recorded."""
+    used = []
+
+    def refuse(self, *args, **kwargs):
+        used.append(type(self).__name__)
+        raise RuntimeError("this exercise asks you to count without building a model or its layers")
+
+    with contextlib.ExitStack() as stack:
+        for cls in REFUSED:
+            stack.enter_context(mock.patch.object(cls, "__init__", refuse))
+        yield used
 
 
 def _student(param_count, config):
-    got = call(param_count, "param_count", **dict(zip(KEYS, config)))
+    with _refused() as used:
+        try:
+            got = call(param_count, "param_count", **dict(zip(KEYS, config)))
+        except AssertionError:
+            if not used:
+                raise
+    if used:
+        raise AssertionError(
+            f"`param_count` builds {used[0]}: count the parameters with a formula, without building "
+            "a model or any of its layers."
+        )
     try:
         value = float(got)
     except Exception:
@@ -88,8 +128,7 @@ def _student(param_count, config):
     return value
 
 
-def _check(param_count, configs, expected):
-    got = [_student(param_count, c) for c in configs]
+def _compare(configs, got, expected):
     for mistake, message in MISTAKES:
         wrong = [_formula(*c, **mistake) for c in configs]
         if np.allclose(got, wrong, rtol=0, atol=0.5) and not np.allclose(wrong, expected, rtol=0, atol=0.5):
@@ -104,21 +143,26 @@ def _check(param_count, configs, expected):
             )
 
 
+def _check(param_count, configs, norm_first=None):
+    """Small models first; the base model only once they agree (a function that builds it is slow)."""
+    _compare(configs, [_student(param_count, c) for c in configs], [COUNTS[c] for c in configs])
+    if norm_first is not None:
+        base = BASE + (norm_first,)
+        _compare([base], [_student(param_count, base)], [COUNTS[base]])
+
+
 @test_case(points=1)
 def tied_post_norm(param_count):
-    configs = [(1, 16, 2, 32, 20, 20, True, False), (2, 24, 3, 40, 25, 25, True, False)]
-    _check(param_count, configs + [BASE + (False,)],
-           [_package_count(c) for c in configs] + [BASE_COUNTS[False]])
+    _check(param_count, [(1, 16, 2, 32, 20, 20, True, False), (2, 24, 3, 40, 25, 25, True, False)],
+           norm_first=False)
 
 
 @test_case(points=1)
 def untied(param_count):
-    configs = [(1, 16, 2, 32, 20, 13, False, False), (2, 24, 3, 40, 25, 17, False, False)]
-    _check(param_count, configs, [_package_count(c) for c in configs])
+    _check(param_count, [(1, 16, 2, 32, 20, 13, False, False), (2, 24, 3, 40, 25, 17, False, False)])
 
 
 @test_case(points=1)
 def pre_norm(param_count):
-    configs = [(1, 16, 4, 24, 11, 11, True, True), (2, 24, 3, 40, 25, 17, False, True)]
-    _check(param_count, configs + [BASE + (True,)],
-           [_package_count(c) for c in configs] + [BASE_COUNTS[True]])
+    _check(param_count, [(1, 16, 4, 24, 11, 11, True, True), (2, 24, 3, 40, 25, 17, False, True)],
+           norm_first=True)

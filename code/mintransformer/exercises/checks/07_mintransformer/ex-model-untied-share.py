@@ -24,6 +24,14 @@ def _share(value, what):
     return share
 
 
+def _too_rounded(share, right, what):
+    if abs(share - right) < 0.01:
+        raise AssertionError(
+            f"`{what}` is {share:g}: close, so probably the right formula, rounded too much. Give at least "
+            "3 decimals (the check allows 0.002), or let Python compute the fraction."
+        )
+
+
 @test_case(points=1)
 def untied(untied_share):
     share = _share(untied_share, "untied_share")
@@ -36,6 +44,7 @@ def untied(untied_share):
     if abs(share - (1 - right)) < 2e-3:
         raise AssertionError("That is the share of the layers: give the share of the three vocabulary-sized components.")
     if abs(share - right) > 2e-3:
+        _too_rounded(share, right, "untied_share")
         raise AssertionError(
             f"untied_share is {share:.4f}. Untied: (2VD + DV + V) / (layers + 2VD + DV + V), with V = 37,000, "
             "D = 512 and the layers' 44,138,496 parameters."
@@ -51,6 +60,7 @@ def tied(tied_share):
     if abs(share - (1 - right)) < 2e-3:
         raise AssertionError("That is the share of the layers: give the share of the one tied matrix E.")
     if abs(share - right) > 2e-3:
+        _too_rounded(share, right, "tied_share")
         raise AssertionError(
             f"tied_share is {share:.4f}. Tied, the one matrix E (V x D) is the only vocabulary-sized component."
         )
