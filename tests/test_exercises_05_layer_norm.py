@@ -66,7 +66,7 @@ def _layer_norm(axis=-1, ddof=0, eps_on_sigma=False, use_eps=True, affine=True, 
 
 @pytest.mark.parametrize("wrong,message", [
     (_layer_norm(eps_on_sigma=True), "(x - mu) / (sigma + eps), the equation of the PyTorch-sketch chapter"),
-    (_layer_norm(eps_on_sigma=True, ddof=1), "with the unbiased sigma"),
+    (_layer_norm(eps_on_sigma=True, ddof=1), "the Annotated Transformer's layer norm"),
     (_layer_norm(axis=None), "keras.layers.Normalization(axis=None)"),
     (_layer_norm(axis=(0, 1)), "that is batch normalization"),
     (_layer_norm(axis=1), "taken over axis 1"),
@@ -90,22 +90,74 @@ def test_implement_names_the_sketch_on_the_tiny_variance_rows():
     assert "PyTorch-sketch chapter" in result.summary()
 
 
+def test_implement_names_the_annotated_transformer_and_its_variance():
+    result = mt.exercises.run_check(CHAPTER, "ex-layernorm-implement",
+                                    {"my_layer_norm": _layer_norm(eps_on_sigma=True, ddof=1)})
+    text = result.summary()
+    assert "the Annotated Transformer's layer norm" in text and "PyTorch-sketch" not in text, text
+    # On ordinary rows the place of eps does not show: the check names the variance only.
+    assert "ddof=1" in text, text
+
+
 def test_implement_accepts_right_answers():
     def with_keras_ops(x, gamma, beta, eps=1e-6):
         x = ops.convert_to_tensor(x)
         mu = ops.mean(x, axis=-1, keepdims=True)
         return gamma * (x - mu) / ops.sqrt(ops.var(x, axis=-1, keepdims=True) + eps) + beta
 
-    def with_keras_layer(x, gamma, beta, eps=1e-6):  # the exercise says not to, but it is right
-        layer = keras.layers.LayerNormalization(epsilon=eps)
+    def with_moments(x, gamma, beta, eps=1e-6):
+        mu, var = ops.moments(ops.convert_to_tensor(x), axes=[-1], keepdims=True)
+        return gamma * (x - mu) * ops.rsqrt(var + eps) + beta
+
+    for right in (_layer_norm(), with_keras_ops, with_moments):
+        passed, text = check("ex-layernorm-implement", my_layer_norm=right)
+        assert passed, text
+
+
+def _with_layer(make_layer):
+    def layer_norm(x, gamma, beta, eps=1e-6):
+        layer = make_layer(eps)
         layer.build(np.shape(x))
         layer.gamma.assign(gamma)
         layer.beta.assign(beta)
         return layer(x)
+    return layer_norm
 
-    for right in (_layer_norm(), with_keras_ops, with_keras_layer):
-        passed, text = check("ex-layernorm-implement", my_layer_norm=right)
-        assert passed, text
+
+def _with_op(x, gamma, beta, eps=1e-6):
+    return ops.layer_normalization(x, gamma, beta, epsilon=eps)
+
+
+def _centred_rms_op(x, gamma, beta, eps=1e-6):
+    x = ops.convert_to_tensor(x)
+    return ops.rms_normalization(x - ops.mean(x, axis=-1, keepdims=True), gamma, epsilon=eps) + beta
+
+
+@pytest.mark.parametrize("right_but_not_allowed,message", [
+    (_with_layer(lambda eps: keras.layers.LayerNormalization(epsilon=eps)), "calls keras.layers.LayerNormalization"),
+    (_with_layer(lambda eps: mt.LayerNormalization(epsilon=eps)), "calls mt.LayerNormalization"),
+    (_with_op, "calls keras.ops.layer_normalization"),
+    (_centred_rms_op, "calls keras.ops.rms_normalization"),
+])
+def test_implement_refuses_normalization_layers(right_but_not_allowed, message):
+    passed, text = check("ex-layernorm-implement", my_layer_norm=right_but_not_allowed)
+    assert not passed and message in text and "from its equation" in text, text
+    # ... and gives them back afterwards.
+    layer = keras.layers.LayerNormalization()
+    assert ops.convert_to_numpy(layer(np.ones((1, 4), dtype="float32"))).shape == (1, 4)
+    assert ops.convert_to_numpy(mt.LayerNormalization()(np.ones((1, 4), dtype="float32"))).shape == (1, 4)
+    assert ops.layer_normalization.__name__ == "layer_normalization"
+
+
+def test_implement_refuses_an_op_imported_by_name():
+    from keras.ops import layer_normalization
+
+    def imported(x, gamma, beta, eps=1e-6):
+        return layer_normalization(x, gamma, beta, epsilon=eps)
+
+    passed, text = check("ex-layernorm-implement", my_layer_norm=imported)
+    assert not passed and "calls keras.ops.layer_normalization" in text, text
+    assert layer_normalization is ops.layer_normalization  # restored
 
 
 # --- ex-layernorm-invariance -----------------------------------------------------------------------
@@ -116,11 +168,24 @@ RIGHT_ROWS = {"scaled_row": (1, 0), "reversed_row": (1, 2)}
 @pytest.mark.parametrize("wrong,message", [
     (lambda ln_x, a, c: a * ln_x + c, "you returned a * LN(x) + c"),
     (lambda ln_x, a, c: ln_x, "you returned LN(x). For a < 0"),
-    (lambda ln_x, a, c: ln_x + c, "Work out the mean and the variance"),
+    (lambda ln_x, a, c: np.sign(a) * ln_x + c, "the shift c survives in your answer. It cancels in x - mu"),
+    (lambda ln_x, a, c: ln_x + c, "the shift c survives in your answer. It cancels in x - mu"),
+    (lambda ln_x, a, c: a * ln_x, "you returned a * LN(x). The shift c does cancel"),
+    (lambda ln_x, a, c: -ln_x, "you returned -LN(x). For a > 0"),
+    (lambda ln_x, a, c: np.sign(a) * ln_x * 2, "Work out the mean and the variance"),
 ])
 def test_invariance_rejects_wrong_predictions(wrong, message):
     passed, text = check("ex-layernorm-invariance", predict_affine=wrong, **RIGHT_ROWS)
     assert not passed and message in text, text
+
+
+def test_invariance_names_the_surviving_shift_for_negative_a():
+    # At a = -1, sign(a) LN(x) + c equals a LN(x) + c: the check must not call it "a * LN(x) + c".
+    result = mt.exercises.run_check(CHAPTER, "ex-layernorm-invariance",
+                                    {"predict_affine": lambda ln_x, a, c: np.sign(a) * ln_x + c, **RIGHT_ROWS})
+    text = result.summary()
+    assert [r.passed for r in result.test_case_results] == [False, False, True]
+    assert "a * LN(x) + c" not in text and "For a < 0: the sign is right, but the shift c survives" in text, text
 
 
 @pytest.mark.parametrize("rows,message", [
@@ -138,18 +203,29 @@ def test_invariance_rejects_wrong_rows(rows, message):
 
 @pytest.mark.parametrize("small,keras_eps,message", [
     (0.00707, 0.2236, "first-order estimate"),
+    (0.007071, 0.224, "first-order estimate"),  # 0.224: the estimate to 3 significant digits
     (0.00705, 0.223, "you left out the eps"),
     (0.178, 0.00700, "is the answer for eps = 0.001"),
-    (0.0071, 0.19, "give it to 3 significant digits"),
+    (0.0071, 0.19, "your sigma is too large"),
+    (0.006916, 0.1771, "% below it. Use a finer grid"),  # a coarse grid's answers
+    (0.0007, 1.9, "give it to 3 significant digits"),
 ])
 def test_epsilon_rejects_the_estimates(small, keras_eps, message):
     passed, text = check("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
     assert not passed and message in text, text
 
 
+def test_epsilon_names_the_rounded_estimate_for_keras_eps():
+    result = mt.exercises.run_check(CHAPTER, "ex-layernorm-epsilon",
+                                    {"sigma_small_eps": 0.00700, "sigma_keras_eps": 0.224})
+    assert [r.passed for r in result.test_case_results] == [True, False]
+    assert "`sigma_keras_eps` = 0.224 is the first-order estimate" in result.summary()
+
+
 def test_epsilon_accepts_three_digits():
-    passed, text = check("ex-layernorm-epsilon", sigma_small_eps=0.00700, sigma_keras_eps=0.178)
-    assert passed, text
+    for small, keras_eps in [(0.00700, 0.178), (0.007003, 0.1779), (np.float64(0.0070029), 0.17789)]:
+        passed, text = check("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
+        assert passed, text
 
 
 # --- ex-layernorm-fix-normalization ----------------------------------------------------------------
@@ -182,18 +258,47 @@ class Walkthrough(keras.layers.Layer):
         return self.normalization(sublayer_output + x)
 
 
+def _with_sublayer(make):
+    """AddAndNorm with a sub-layer made in __init__ and applied to the sum."""
+    class Layer(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.norm = make()
+
+        def call(self, x, sublayer_output):
+            return self.norm(x + sublayer_output)
+    return Layer
+
+
+normalization = keras.layers.Normalization(axis=None)  # as the walkthrough: a module-level layer
+
+
+class UsesTheGlobal(keras.layers.Layer):
+    def call(self, x, sublayer_output):
+        return normalization(sublayer_output + x)
+
+
 @pytest.mark.parametrize("wrong,message", [
-    (Walkthrough, "Still the walkthrough's bug"),
+    (Walkthrough, "uses keras.layers.Normalization, the walkthrough's layer"),
+    (UsesTheGlobal, "uses keras.layers.Normalization, the walkthrough's layer"),
+    (_with_sublayer(lambda: keras.layers.Normalization(axis=-1)), "\"out of scope\" TypeError"),
+    (_with_sublayer(lambda: keras.layers.BatchNormalization(epsilon=1e-6)),
+     "uses keras.layers.BatchNormalization"),
+    (_add_norm(lambda self, x, y: x + y, weights=False), "nothing normalizes it"),
     (_add_norm(lambda self, x, y: (x + y - ops.mean(x + y)) / ops.sqrt(ops.var(x + y) + 1e-6), weights=False),
      "one mean and one variance for the whole tensor"),
+    (_add_norm(lambda self, x, y: self.gamma * (x + y - ops.mean(x + y, axis=(0, 1)))
+               / ops.sqrt(ops.var(x + y, axis=(0, 1)) + 1e-3) + self.beta), "that is batch normalization"),
     (_add_norm(lambda self, x, y: self.gamma * _ln(x + y, 1e-3) + self.beta), "epsilon = 1e-3, Keras's default"),
     (_add_norm(lambda self, x, y: self.gamma * _ln(y) + self.beta), "the residual connection is missing"),
-    (_add_norm(lambda self, x, y: x + self.gamma * _ln(y) + self.beta), "pre-norm's addition"),
+    (_add_norm(lambda self, x, y: x + self.gamma * _ln(y) + self.beta),
+     "you normalized the sub-layer's output, not the sum"),
     (_add_norm(lambda self, x, y: self.gamma * _ln(x) + self.beta + y), "then added sublayer_output"),
 ])
 def test_fix_rejects_the_walkthrough_and_other_wrong_layers(wrong, message):
     passed, text = check("ex-layernorm-fix-normalization", AddAndNorm=wrong)
     assert not passed and message in text, text
+    assert "pre-norm's addition" not in text and "Still the walkthrough" not in text, text
 
 
 def test_fix_requires_gamma_and_beta():
@@ -243,7 +348,10 @@ def _right_rms(x, gamma, eps=1e-6):
 @pytest.mark.parametrize("wrong,message", [
     (lambda x, gamma, eps=1e-6: _layer_norm()(x, gamma, 0.0, eps), "You subtracted the mean: that is layer norm"),
     (lambda x, gamma, eps=1e-6: gamma * x / (np.sqrt(np.mean(np.square(x), -1, keepdims=True)) + eps),
-     "outside the square root"),
+     "That is the other convention (the RMSNorm authors' own PyTorch code uses it)"),
+    (lambda x, gamma, eps=1e-6: gamma * x / np.sqrt(np.mean(np.square(x), -1, keepdims=True)), "You left out eps"),
+    (lambda x, gamma, eps=1e-6: gamma * x / np.sqrt(np.var(x, -1, keepdims=True) + eps),
+     "RMS uses mean(x^2)"),
     (lambda x, gamma, eps=1e-6: gamma * x / np.sqrt(np.sum(np.square(x), -1, keepdims=True) + eps),
      "the root of the SUM"),
     (lambda x, gamma, eps=1e-6: _right_rms(x, 1.0, eps), "does not use gamma"),
@@ -251,6 +359,7 @@ def _right_rms(x, gamma, eps=1e-6):
 def test_rmsnorm_rejects_the_wrong_formulas(wrong, message):
     passed, text = check("ex-layernorm-rmsnorm", rms_norm=wrong, rmsnorm_keeps="scale")
     assert not passed and message in text, text
+    assert "mistake again" not in text, text
 
 
 def test_rmsnorm_invariance_answer():
@@ -264,21 +373,58 @@ def test_rmsnorm_invariance_answer():
 
 # --- ex-layernorm-count ----------------------------------------------------------------------------
 
-def _count(enc=2, dec=3, finals=2, per_norm=2):
+def _count(enc=2, dec=3, enc_final=1, dec_final=1, per_norm=2, post_finals=False):
     def count(num_layers, d_model, norm_first):
-        return (enc * num_layers + dec * num_layers + (finals if norm_first else 0)) * per_norm * d_model
+        finals = norm_first or post_finals
+        return ((enc * num_layers + (enc_final if finals else 0)) * per_norm * d_model,
+                (dec * num_layers + (dec_final if finals else 0)) * per_norm * d_model)
     return count
 
 
+def test_count_accepts_right_answers():
+    def as_array(n, d, norm_first):
+        return np.array(_count()(n, d, norm_first), dtype="int64")
+
+    def as_list_of_floats(n, d, norm_first):
+        return [float(v) for v in _count()(n, d, norm_first)]
+
+    for right in (_count(), as_array, as_list_of_floats):
+        passed, text = check("ex-layernorm-count", count_norm_params=right)
+        assert passed, text
+
+
 @pytest.mark.parametrize("wrong,message", [
+    (_count(enc=3, dec=2), "You swapped the encoder's and the decoder's counts"),  # the same total as right
     (_count(per_norm=1), "gamma and beta: 2 d_model parameters"),
-    (_count(dec=2), "3 per decoder layer"),
-    (_count(finals=0), "each end with a final layer norm"),
-    (lambda n, d, norm_first: (5 * n + 2) * 2 * d, "Post-norm (norm_first=False) has no final layer norm"),
-    (_count(dec=0, finals=1), "count the decoder's layer norms too"),
-    (lambda n, d, norm_first: 2.5, "must return a whole number"),
-    (lambda n, d, norm_first: 30720, "where the package's mt.Encoder and mt.Decoder have"),
+    (_count(dec=2), "A decoder layer has three sub-layers"),
+    (_count(enc=3), "An encoder layer has two sub-layers"),
+    (_count(enc_final=0, dec_final=0), "each end with a final layer norm"),
+    (_count(post_finals=True), "Post-norm (norm_first=False) has no final layer norm"),
+    (_count(enc_final=1, dec_final=0), "a final layer norm but not the decoder"),  # one final norm, not two
+    (_count(enc_final=0, dec_final=1), "a final layer norm but not the encoder"),
+    (_count(enc_final=2, dec_final=0), "both final layer norms in the encoder"),
+    (lambda n, d, norm_first: sum(_count()(n, d, norm_first)), "is the right total, but return the two parts"),
+    (lambda n, d, norm_first: 2.5, "must return a pair of whole numbers"),
+    (lambda n, d, norm_first: (12288, 18432), "your encoder count is 12288, where mt.Encoder has"),
+    (lambda n, d, norm_first: (_count()(n, d, norm_first)[0], 0), "your decoder count is 0, where mt.Decoder has"),
 ])
 def test_count_rejects_the_miscounts(wrong, message):
     passed, text = check("ex-layernorm-count", count_norm_params=wrong)
     assert not passed and message in text, text
+
+
+def test_count_names_a_mistake_only_if_it_fits_every_setting():
+    # Right in post-norm; in pre-norm, two mistakes at once (2 norms per decoder layer, and no final
+    # norm in the decoder). No single known mistake fits every (num_layers, d_model): the check says
+    # which part is off, and by how much, at the first setting.
+    def two_mistakes(n, d, norm_first):
+        if not norm_first:
+            return _count()(n, d, norm_first)
+        return ((2 * n + 1) * 2 * d, 2 * n * 2 * d)
+
+    result = mt.exercises.run_check(CHAPTER, "ex-layernorm-count", {"count_norm_params": two_mistakes})
+    text = result.summary()
+    assert [r.passed for r in result.test_case_results] == [True, False, False]
+    assert "With num_layers=5, d_model=8, norm_first=True: your decoder count is 160, where mt.Decoder has" in text
+    for named in ("swapped", "three sub-layers", "two sub-layers", "final layer norm but not", "Post-norm"):
+        assert named not in text, text

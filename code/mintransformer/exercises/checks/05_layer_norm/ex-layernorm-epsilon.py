@@ -25,27 +25,45 @@ def _threshold(eps, ratio=1.01):
     return low
 
 
+def _same(value, target, rtol):
+    """Equal within rtol, or equal once both are rounded to 3 significant digits (what the task asks)."""
+    return np.isclose(value, target, rtol=rtol) or float(f"{value:.3g}") == float(f"{target:.3g}")
+
+
 def _check(value, name, eps, other_name, other_eps):
     answered(value, name)
-    if not isinstance(value, numbers.Real) and not (np.ndim(value) == 0 and np.isreal(value)):
+    if isinstance(value, bool) or (
+            not isinstance(value, numbers.Real) and not (np.ndim(value) == 0 and np.isrealobj(value))):
         raise AssertionError(f"`{name}` must be one number, the spread sigma, not {type(value).__name__}.")
     value = float(value)
     expected = _threshold(eps)
-    if np.isclose(value, expected, rtol=3e-3):
+    if _same(value, expected, rtol=3e-3):
         return
-    if np.isclose(value, np.sqrt(50 * eps), rtol=1e-3):
+    if _same(value, np.sqrt(50 * eps), rtol=1e-3):
         raise AssertionError(
             f"`{name}` = {value:.4g} is the first-order estimate sigma = sqrt(50 eps). Now compute r(sigma) "
             "itself (on a fine grid of sigma, or by solving r = 1.01): the + eps in sigma + eps moves the "
             "answer."
         )
-    if np.isclose(value, np.sqrt(eps / (1.01**2 - 1)), rtol=1e-3):
+    if _same(value, np.sqrt(eps / (1.01**2 - 1)), rtol=1e-3):
         raise AssertionError(
             f"`{name}` = {value:.4g} solves sqrt(sigma^2 + eps) / sigma = 1.01: you left out the eps of "
             "the denominator sigma + eps."
         )
-    if np.isclose(value, _threshold(other_eps), rtol=3e-3):
+    if _same(value, _threshold(other_eps), rtol=3e-3):
         raise AssertionError(f"`{name}` = {value:.4g} is the answer for eps = {other_eps:g}, that is `{other_name}`.")
+    if 0 < value < expected and _r(value, eps) > 1.01 and value > 0.5 * expected:
+        raise AssertionError(
+            f"`{name}` = {value:.4g}: there r(sigma) > 1.01 indeed, but not at the largest such sigma: yours "
+            f"is {100 * (1 - value / expected):.2g}% below it. Use a finer grid of sigma near the threshold, or "
+            "solve r(sigma) = 1.01 (give the answer to 3 significant digits)."
+        )
+    if expected < value < 2 * expected:
+        raise AssertionError(
+            f"`{name}` = {value:.4g}: there r(sigma) = {_r(value, eps):.5f}, which does not exceed 1.01, so "
+            "your sigma is too large. Use a finer grid of sigma near the threshold, or solve r(sigma) = 1.01 "
+            "(give the answer to 3 significant digits)."
+        )
     raise AssertionError(
         f"`{name}` = {value:.4g} is not the largest sigma at which r(sigma) = sqrt(sigma^2 + eps) / "
         f"(sigma + eps) exceeds 1.01 for eps = {eps:g} (give it to 3 significant digits). r is close "

@@ -26,16 +26,56 @@ def _ln(v, epsilon=1e-6):
     return to_numpy(mt.LayerNormalization(epsilon=epsilon)(np.asarray(v, dtype="float32")), "")
 
 
+def _wrong_normalizations(layer):
+    """Messages for the keras.layers.Normalization / BatchNormalization layers that `layer` uses."""
+    import keras
+
+    wrong = {
+        keras.layers.Normalization: (
+            "Your AddAndNorm uses keras.layers.Normalization, the walkthrough's layer. Whatever its axis, "
+            "it is a preprocessing layer, not a layer norm: its mean and variance are frozen (set by adapt(), "
+            "never learned), and it has no gamma or beta. (With axis=-1 it even fails inside a layer, with an "
+            "\"out of scope\" TypeError.) Use a layer norm over the last axis: mt.LayerNormalization(epsilon=1e-6) "
+            "or keras.layers.LayerNormalization(epsilon=1e-6)."),
+        keras.layers.BatchNormalization: (
+            "Your AddAndNorm uses keras.layers.BatchNormalization: it normalizes each feature with statistics "
+            "taken over the batch (and moving averages at inference), that is batch normalization. Layer norm "
+            "normalizes each position over its D features: use mt.LayerNormalization(epsilon=1e-6) or "
+            "keras.layers.LayerNormalization(epsilon=1e-6)."),
+    }
+    found = []
+    flatten = getattr(layer, "_flatten_layers", None)
+    if callable(flatten):
+        try:
+            found += list(flatten(include_self=False, recursive=True))
+        except Exception:
+            pass
+    method = getattr(type(layer), "call", None)  # a module-level layer used by call, like the walkthrough's
+    code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
+    if code is not None:
+        found += [names[n] for n in code.co_names if n in names]
+    for cls, message in wrong.items():
+        if any(isinstance(sub, cls) for sub in found):
+            raise AssertionError(message)
+
+
 def _new_layer(AddAndNorm):
     answered(AddAndNorm, "AddAndNorm")
     layer = call(AddAndNorm, "AddAndNorm")
     if not callable(layer):
         raise AssertionError("`AddAndNorm()` must build a layer: define `class AddAndNorm(keras.layers.Layer)`.")
+    _wrong_normalizations(layer)
     return layer
 
 
 def _output(layer, x, y):
-    return to_numpy(call(layer, "AddAndNorm()", x, y), "The output of AddAndNorm()(x, sublayer_output)")
+    try:
+        result = call(layer, "AddAndNorm()", x, y)
+    except AssertionError:
+        _wrong_normalizations(layer)  # sub-layers made in build(): say which is wrong before the crash
+        raise
+    _wrong_normalizations(layer)
+    return to_numpy(result, "The output of AddAndNorm()(x, sublayer_output)")
 
 
 @test_case(points=1)
@@ -47,19 +87,27 @@ def normalizes_each_position_of_the_sum(AddAndNorm):
         return
     s = (x + y).astype("float64")
     known = [
-        (s, "Still the walkthrough's bug: keras.layers.Normalization is a preprocessing layer, and "
-            "one that was never adapt()-ed returns its input unchanged (here x + sublayer_output)."),
+        (s, "Your layer returns x + sublayer_output unchanged: nothing normalizes it (an un-adapted "
+            "keras.layers.Normalization does this, and so does BatchNormalization in inference mode). Layer "
+            "norm standardizes each position over its D features: LayerNorm(x + Sublayer(x))."),
         ((s - s.mean()) / np.sqrt(s.var() + 1e-6),
          "You normalized with one mean and one variance for the whole tensor, what an adapted "
          "Normalization(axis=None) does. Layer norm computes them for each position, over its D features."),
+    ]
+    for eps in (1e-6, 1e-3):  # 1e-3: BatchNormalization's default
+        known.append(((s - s.mean(axis=(0, 1))) / np.sqrt(s.var(axis=(0, 1)) + eps),
+                      "You normalized each feature with its mean and variance over all the positions of the "
+                      "batch: that is batch normalization. Layer norm computes them for each position, over "
+                      "its D features (the last axis)."))
+    known += [
         (_ln(x + y, 1e-3),
          "This is layer norm with epsilon = 1e-3, Keras's default for LayerNormalization. The paper's "
          "reference code and this book use 1e-6: pass epsilon=1e-6 (the rows with a small spread show "
          "the difference)."),
         (_ln(y), "You normalized sublayer_output alone: the residual connection is missing. The paper's "
                  "sub-layer output is LayerNorm(x + Sublayer(x))."),
-        (x + _ln(y), "This is x + LN(sublayer_output), pre-norm's addition. The paper (post-norm) normalizes "
-                     "the sum: LayerNorm(x + Sublayer(x))."),
+        (x + _ln(y), "This is x + LN(sublayer_output): you normalized the sub-layer's output, not the sum. "
+                     "The paper (post-norm) returns LayerNorm(x + Sublayer(x))."),
         (_ln(x) + y, "You normalized x and then added sublayer_output. Normalize the sum: LayerNorm(x + Sublayer(x))."),
     ]
     for wrong, message in known:

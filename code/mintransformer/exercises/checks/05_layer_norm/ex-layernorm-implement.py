@@ -41,11 +41,14 @@ def _mistakes(x, gamma, beta, eps):
               "instead of shrinking it. Add eps to the variance: (x - mu) / sqrt(sigma^2 + eps).")
     found = [
         (_normalize(x, gamma, beta, eps, eps_on_sigma=True)[0], sketch),
-        (_normalize(x, gamma, beta, eps, ddof=1, eps_on_sigma=True)[0],
-         sketch.replace("the equation of", "with the unbiased sigma (divide by D - 1), the equation of")),
+        # Before the Annotated Transformer's: on ordinary rows the place of eps does not show.
         (_normalize(x, gamma, beta, eps, ddof=1)[0],
          "You divided the variance by D - 1 (ddof=1, the default of torch.var and pandas): layer "
          "norm uses the biased variance, the mean of the squared deviations (divide by D)."),
+        (_normalize(x, gamma, beta, eps, ddof=1, eps_on_sigma=True)[0],
+         "This is the Annotated Transformer's layer norm, (x - mu) / (std + eps) with PyTorch's unbiased "
+         "std (divide by D - 1): use the biased variance (divide by D) and put eps inside the square "
+         "root: (x - mu) / sqrt(sigma^2 + eps)."),
         (_normalize(x, gamma, beta, 1e-6 if eps != 1e-6 else 1e-3)[0],
          f"Your function ignores its `eps` argument: called with eps={eps:g}, it used another value."),
         (_normalize(x, beta, gamma, eps)[0], "gamma and beta are swapped: the output is gamma * x_hat + beta."),
@@ -76,8 +79,80 @@ def _mistakes(x, gamma, beta, eps):
     return found, no_eps
 
 
+def _content(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+class _Refused(Exception):
+    """Raised by a normalization layer or op that the student's function called."""
+
+
+def _call_without_normalization_layers(my_layer_norm, *args, **kwargs):
+    """Call the student's function with the normalization layers and ops of Keras and the package
+    disabled (restored afterwards): the exercise asks for layer norm written from its equation."""
+    import keras
+
+    used = []
+    classes = [mt.LayerNormalization] + [
+        getattr(keras.layers, n) for n in ("LayerNormalization", "Normalization", "BatchNormalization",
+                                           "GroupNormalization", "RMSNormalization", "UnitNormalization")
+        if hasattr(keras.layers, n)]
+
+    def refuse(what):
+        def refused(*a, **k):
+            used.append(what)
+            raise _Refused(f"{what} is not allowed in this exercise: write layer norm from its equation.")
+        return refused
+
+    saved_classes = [(cls, cls.__dict__.get("__call__")) for cls in classes]
+    functions = {n: getattr(keras.ops, n) for n in ("layer_normalization", "rms_normalization")
+                 if hasattr(keras.ops, n)}
+    names = getattr(my_layer_norm, "__globals__", {})  # `from keras.ops import layer_normalization`
+    saved_globals = {n: v for n, v in names.items() if any(v is f for f in functions.values())}
+    cells = [c for c in (getattr(my_layer_norm, "__closure__", None) or ())
+             if any(_content(c) is f for f in functions.values())]
+    saved_cells = [(c, c.cell_contents) for c in cells]
+    try:
+        for cls in classes:
+            cls.__call__ = refuse("mt.LayerNormalization" if cls is mt.LayerNormalization
+                                  else f"keras.layers.{cls.__name__}")
+        for n in functions:
+            setattr(keras.ops, n, refuse(f"keras.ops.{n}"))
+        for n, v in saved_globals.items():
+            names[n] = refuse(f"keras.ops.{v.__name__}")
+        for c, v in saved_cells:
+            c.cell_contents = refuse(f"keras.ops.{v.__name__}")
+        try:
+            result = call(my_layer_norm, "my_layer_norm", *args, **kwargs)
+        except AssertionError:
+            if not used:
+                raise
+            result = None
+    finally:
+        for cls, original in saved_classes:
+            if original is None:
+                del cls.__call__
+            else:
+                cls.__call__ = original
+        for n, f in functions.items():
+            setattr(keras.ops, n, f)
+        names.update(saved_globals)
+        for c, v in saved_cells:
+            c.cell_contents = v
+    if used:
+        raise AssertionError(
+            f"Your function calls {used[0]}. This exercise asks you to write layer norm from its equation, "
+            "with NumPy or keras.ops: the mean and the biased variance of the last axis, eps inside the "
+            "square root, then gamma and beta. Do not call a normalization layer."
+        )
+    return result
+
+
 def _compare(my_layer_norm, x, gamma, beta, eps, case):
-    result = call(my_layer_norm, "my_layer_norm", x, gamma, beta, eps=eps)
+    result = _call_without_normalization_layers(my_layer_norm, x, gamma, beta, eps=eps)
     expected = _reference(x, gamma, beta, eps)
     if like(result, expected, atol=1e-5):
         return

@@ -21,36 +21,50 @@ def _ln(x):
     return to_numpy(mt.LayerNormalization()(np.asarray(x, dtype="float32")), "")  # gamma = 1, beta = 0
 
 
+SHIFT = ("the shift c survives in your answer. It cancels in x - mu: the mean of a x + c is "
+         "a mu + c, so (a x + c) - (a mu + c) = a (x - mu), and c never reaches the output.")
+
+# (wrong prediction, message), named only when the answer matches it at every (a, c) of a test case.
+MISTAKES = [
+    (lambda ln_x, a, c: a * ln_x + c,
+     "you returned a * LN(x) + c. Layer norm undoes the affine map: the shift c cancels in x - mu, and "
+     "the factor a in the division by sqrt(a^2 sigma^2 + eps), which is about |a| sigma."),
+    (lambda ln_x, a, c: np.sign(a) * ln_x + c, "the sign is right, but " + SHIFT),
+    (lambda ln_x, a, c: ln_x + c, SHIFT),
+    (lambda ln_x, a, c: a * ln_x,
+     "you returned a * LN(x). The shift c does cancel, but so does the factor a, up to its sign: the "
+     "division is by sqrt(a^2 sigma^2 + eps), which is about |a| sigma."),
+    (lambda ln_x, a, c: ln_x,
+     "you returned LN(x). For a < 0 the numerator is a (x - mu) but the denominator is |a| sigma: what "
+     "does that do to the sign?"),
+    (lambda ln_x, a, c: -ln_x, "you returned -LN(x). For a > 0 nothing changes sign: a (x - mu) / (|a| sigma)."),
+]
+
+
 def _check(predict_affine, pairs, case):
     x = np.random.default_rng(0).normal(size=(2, 3, 8)).astype("float32")
     ln_x = _ln(x)
-    for a, c in pairs:
-        expected = _ln(a * x + c)
-        got = call(predict_affine, "predict_affine", ln_x.copy(), a, c)
-        if not like(got, expected, atol=1e-4):
-            if like(got, a * ln_x + c, atol=1e-4):
-                raise AssertionError(
-                    f"{case}, a = {a:g}, c = {c:g}: you returned a * LN(x) + c. Layer norm undoes the "
-                    "affine map: the shift c cancels in x - mu, and the factor a in the division by "
-                    "sqrt(a^2 sigma^2 + eps), which is about |a| sigma."
-                )
-            if a < 0 and like(got, ln_x, atol=1e-4):
-                raise AssertionError(
-                    f"{case}, a = {a:g}: you returned LN(x). For a < 0 the numerator is a (x - mu) but "
-                    "the denominator is |a| sigma: what does that do to the sign?"
-                )
-        close(got, expected, f"{case}, a = {a:g}, c = {c:g}: predict_affine(LN(x), a, c)", atol=1e-4,
+    expected = [_ln(a * x + c) for a, c in pairs]
+    got = [call(predict_affine, "predict_affine", ln_x, a, c) for a, c in pairs]
+    if all(like(g, e, atol=1e-4) for g, e in zip(got, expected)):
+        return
+    for wrong, message in MISTAKES:
+        if all(like(g, wrong(ln_x, a, c), atol=1e-4) for g, (a, c) in zip(got, pairs)):
+            raise AssertionError(f"{case}: {message}")
+    for g, e, (a, c) in zip(got, expected, pairs):
+        close(g, e, f"{case}, a = {a:g}, c = {c:g}: predict_affine(LN(x), a, c)", atol=1e-4,
               hint="Work out the mean and the variance of a x + c from those of x.")
 
 
 @test_case(points=1)
 def positive_scale(predict_affine):
-    _check(predict_affine, [(1.0, 0.0), (10.0, 0.0), (0.5, -7.0), (3.0, 2.0)], "For a > 0")
+    _check(predict_affine, [(10.0, 0.0), (0.5, -7.0), (3.0, 2.0), (1.0, 0.0)], "For a > 0")
 
 
 @test_case(points=1)
 def negative_scale(predict_affine):
-    _check(predict_affine, [(-1.0, 5.0), (-2.0, 0.0), (-0.5, 3.0)], "For a < 0")
+    # a = -2 first: at a = -1, sign(a) LN(x) + c and a LN(x) + c are the same.
+    _check(predict_affine, [(-2.0, 3.0), (-1.0, 5.0), (-0.5, 0.0)], "For a < 0")
 
 
 def _row(value, name):

@@ -17,10 +17,13 @@ TINY = np.array(
 )
 
 
-def _rms_norm(x, gamma, eps, eps_outside=False, divide_by_d=True):
+def _rms_norm(x, gamma, eps, eps_outside=False, divide_by_d=True, centred=False):
+    """RMSNorm in float64; the flags give known mistakes (`centred`: the variance around the mean)."""
     x = np.asarray(x, dtype="float64")
-    mean_square = np.mean(x**2, axis=-1, keepdims=True) if divide_by_d else np.sum(x**2, axis=-1, keepdims=True)
-    return gamma * x / (np.sqrt(mean_square) + eps if eps_outside else np.sqrt(mean_square + eps))
+    squares = (x - x.mean(axis=-1, keepdims=True)) ** 2 if centred else x**2
+    mean_square = np.mean(squares, axis=-1, keepdims=True) if divide_by_d else np.sum(squares, axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return gamma * x / (np.sqrt(mean_square) + eps if eps_outside else np.sqrt(mean_square + eps))
 
 
 def _layer_norm(x, gamma, eps):
@@ -39,15 +42,22 @@ def _compare(rms_norm, x, gamma, eps, case):
         (_layer_norm(x, gamma, eps),
          "You subtracted the mean: that is layer norm (with beta = 0). RMSNorm divides x itself by its "
          "root mean square, sqrt(mean(x^2) + eps), with no re-centering."),
+        (_rms_norm(x, gamma, eps, centred=True),
+         "You divided x by its standard deviation around the mean, sqrt(mean((x - mu)^2) + eps). RMS uses "
+         "mean(x^2), the mean of the squares of x itself, without subtracting mu."),
         (_rms_norm(x, gamma, eps, eps_outside=True),
-         "You added eps to the root mean square, outside the square root (the (x - mu) / (sigma + eps) "
-         "mistake again). Put it inside: sqrt(mean(x^2) + eps)."),
+         "You added eps to the root mean square, x / (RMS(x) + eps). That is the other convention (the "
+         "RMSNorm authors' own PyTorch code uses it), but the task's formula puts eps inside the root: "
+         "sqrt(mean(x^2) + eps)."),
+        (_rms_norm(x, gamma, 0.0),
+         "You left out eps: x / sqrt(mean(x^2)). The task's formula adds it inside the root, "
+         "sqrt(mean(x^2) + eps), and it matters where the RMS is not much larger than sqrt(eps)."),
         (_rms_norm(x, gamma, eps, divide_by_d=False),
          "You divided by the root of the SUM of the squares: RMS is the root of their MEAN (divide by D)."),
         (_rms_norm(x, 1.0, eps), "Your output does not use gamma: RMSNorm(x) = gamma * x / RMS(x)."),
     ]
     for wrong, message in known:
-        if like(got, wrong, atol=1e-5):
+        if np.all(np.isfinite(wrong)) and like(got, wrong, atol=1e-5):
             raise AssertionError(f"{case}: {message}")
     close(got, expected, f"{case}: rms_norm(x, gamma)", atol=1e-5,
           hint="RMSNorm(x)_i = gamma_i * x_i / sqrt(mean over the last axis of x^2 + eps).")
