@@ -44,17 +44,18 @@ def test_blank_answers_fail_and_say_so(label, names):
 
 # Greedy decoding.
 
-def _greedy(first=None, row=-1, ban=True, pad_after_end=True, keep_end=True, with_start=False, shape=None):
-    """Greedy decoding with one known mistake."""
+def _greedy(first=None, row=-1, ban=True, pad_after_end=True, keep_end=True, with_start=False, shape=None,
+            steps=0, banned=None):
+    """Greedy decoding with one known mistake (``steps``: how many steps fewer than max_length)."""
     def decode(model, source_tokens, start_id, end_id, max_length):
         source = np.asarray(source_tokens, "int32")
         target = np.full((len(source), 1), start_id if first is None else first, "int32")
         output = np.full((len(source), max_length), model.pad_id, "int32")
         done = np.zeros(len(source), bool)
-        for t in range(max_length):
+        for t in range(max_length - steps):
             logits = ops.convert_to_numpy(model((source, target), training=False))[:, row]
             if ban:
-                logits[:, [model.pad_id, start_id]] = -np.inf
+                logits[:, [model.pad_id, start_id if banned is None else banned]] = -np.inf
             next_ids = logits.argmax(-1)
             output[:, t] = np.where(done, model.pad_id, next_ids) if pad_after_end else next_ids
             if not keep_end:
@@ -78,6 +79,8 @@ def _greedy(first=None, row=-1, ban=True, pad_after_end=True, keep_end=True, wit
     (_greedy(ban=False), "chose <pad> or <start>"),
     (_greedy(with_start=True), "begin with start_id"),
     (_greedy(shape=5), "should have (4, 12)"),
+    (_greedy(steps=1), "you generate only max_length - 1 tokens"),  # not "keep the end token"
+    (_greedy(banned=1), "ban the argument start_id, not the set-up cell's START"),
 ])
 def test_greedy_rejects_the_known_mistakes(wrong, message):
     passed, text = check("ex-inference-greedy", my_greedy_decode=wrong)
@@ -109,11 +112,16 @@ def test_length_penalty_rejects_the_wrong_formulas_and_answers():
     assert not passed and "lp = |Y|^alpha" in text
     passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.4) / np.log(1.3)))
     assert not passed and "inverted the ratio" in text
+    passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=0.9))
+    assert not passed and "tie_alpha is 0.9: that is too large" in text and "0.78" not in text, text
 
 
 # The memory of the cache.
 
 @pytest.mark.parametrize("wrong,message", [
+    (lambda n, b, t, s, d: 2 * n * b * (t + s) * d + n * b * t, "the is_token booleans too"),
+    # d_model / 8 where num_layers belongs: once right by chance (d_model = 8 N), now the generic hint
+    (lambda n, b, t, s, d: 2 * (d / 8) * b * (t + s) * d, "is 7200: that is too small. Per decoder layer"),
     (lambda n, b, t, s, d: n * b * (t + s) * d, "keys AND values"),
     (lambda n, b, t, s, d: 2 * n * b * t * d, "cross-attention keys and values"),
     (lambda n, b, t, s, d: 8 * n * b * (t + s) * d, "count numbers here"),
@@ -157,6 +165,40 @@ def test_position_rejects_the_correct_step_and_a_percentage():
     passed, text = check("ex-inference-position", largest_difference=float(np.abs(full - wrong).max()),
                          argmax_agreement=agreement)
     assert passed, text
+
+
+def _position_zero(cross_mask=True, add_end=False):
+    """The exercise's two numbers, computed with (or without) the cross mask and <end>."""
+    model, tokenizer = recipes.load_pretrained_date_model()
+    _, (_, _, test_pairs) = recipes.task_data("dates")
+    source = data.pad([tokenizer.encode(s) for s, _ in test_pairs[:16]])
+    target_in = data.pad([tokenizer.encode(t, add_start=True, add_end=add_end) for _, t in test_pairs[:16]])
+    full = ops.convert_to_numpy(model((source, target_in), training=False))
+    caches = model.start_cache(source, target_in.shape[1])
+    wrong = []
+    for t in range(target_in.shape[1]):
+        x, caches = model.decoder.step(model.target_embedding(target_in[:, t:t + 1]), caches, t,
+                                       cross_mask=mt.padding_mask(source) if cross_mask else None)
+        wrong.append(ops.convert_to_numpy(model.output_projection(x))[:, 0])
+    wrong = np.stack(wrong, axis=1)
+    return float(np.abs(full - wrong).max()), float(np.mean(full.argmax(-1) == wrong.argmax(-1)))
+
+
+def test_position_names_a_missing_cross_mask_and_a_target_with_end():
+    difference, agreement = _position_zero(cross_mask=False)
+    passed, text = check("ex-inference-position", largest_difference=difference, argmax_agreement=agreement)
+    assert not passed and text.count("pass cross_mask=mt.padding_mask(source, PAD)") == 2, text
+    _, agreement = _position_zero(add_end=True)
+    right, _ = _position_zero()
+    passed, text = check("ex-inference-position", largest_difference=right, argmax_agreement=agreement)
+    assert not passed and "without <end>" in text and "shape (16, 11)" in text, text
+
+
+def test_position_never_gives_the_numbers_away():
+    right, agreement = _position_zero()
+    passed, text = check("ex-inference-position", largest_difference=5.0, argmax_agreement=0.6)
+    assert not passed and "is 5: that is too small" in text and "is 0.6: that is too large" in text, text
+    assert f"{right:.3f}"[:4] not in text and f"{agreement:.3f}"[:4] not in text, text
 
 
 # A cached step without a mask.
@@ -204,6 +246,38 @@ def test_fix_cache_mask_accepts_the_fixes(mask):
     assert passed, text
 
 
+def _three_axis_step(layer, x, cache, position, cross_mask=None, is_token=None):
+    """The fix with a (B, 1, L) mask, seen[:, None, :]: right only when B equals the number of heads."""
+    k_new, v_new = layer.self_attention.project_key_value(x, x)
+    slots = ops.arange(ops.shape(cache["keys"])[2])
+    write = ops.equal(slots, position)
+    keys = ops.where(write[:, None], k_new, cache["keys"])
+    values = ops.where(write[:, None], v_new, cache["values"])
+    tokens = ops.where(write[None, :], is_token, cache["is_token"])
+    seen = ops.logical_and(ops.less_equal(slots, position)[None, :], tokens)
+    y, _ = layer.self_attention.attend(x, keys, values, mask=seen[:, None, :])
+    x = layer.norm1(x + y)
+    y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
+    x = layer.norm2(x + y)
+    x = layer.norm3(x + layer.ffn(x))
+    return x, dict(cache, keys=keys, values=values, is_token=tokens)
+
+
+def test_fix_cache_mask_rejects_a_mask_without_the_head_axis():
+    passed, text = check("ex-inference-fix-cache-mask", fixed_step=_three_axis_step)
+    assert not passed and "(5, 1, 11)" in text and "seen[:, None, None, :]" in text, text
+
+
+def test_fix_cache_mask_must_not_call_the_package_step():
+    passed, text = check("ex-inference-fix-cache-mask", fixed_step=lambda layer, *a, **k: layer.step(*a, **k))
+    assert not passed and "without calling layer.step" in text, text
+    # and the package's step works again afterwards
+    model, tokenizer = recipes.load_pretrained_date_model()
+    source = data.pad([tokenizer.encode("10/2/2003")])
+    assert tokenizer.decode(mt.greedy_decode(model, source, tokenizer.start_id, tokenizer.end_id, 12)[0]) \
+        == recipes.translate(model, tokenizer, ["10/2/2003"], 12)[0]
+
+
 def test_fix_cache_mask_needs_the_cache_back():
     passed, text = check("ex-inference-fix-cache-mask", fixed_step=lambda layer, x, cache, *a, **k: x)
     assert not passed and "must return (x, cache)" in text
@@ -225,11 +299,14 @@ def test_intervention_rejects_expected_dates_and_a_wrong_order():
     assert not passed and "wrong order" in text
     passed, text = check("ex-inference-intervention", **dict(right, weekday_outputs=right["weekday_outputs"][:6]))
     assert not passed and "it needs 7" in text
+    as_dict = dict(zip(data.DAYS, right["november_outputs"]))  # as the solution prints them
+    passed, text = check("ex-inference-intervention", **dict(right, november_outputs=as_dict))
+    assert not passed and "must be a list of 7 strings in the order of data.DAYS, not a dict" in text, text
 
 
 # The slices.
 
-def _error_table(leave_out_known=True):
+def _error_table(leave_out_known=True, pair=lambda wrong, total: (wrong, total)):
     model, tokenizer = recipes.load_pretrained_date_model()
     _, (train_pairs, validation_pairs, test_pairs) = recipes.task_data("dates")
     known = {s for s, _ in train_pairs + validation_pairs + test_pairs} if leave_out_known else set()
@@ -242,7 +319,7 @@ def _error_table(leave_out_known=True):
                 pairs = [(data.DATE_FORMATS[fmt](d), d.isoformat()) for d in dates]
                 pairs = [(s, t) for s, t in pairs if s not in known]
                 outputs = recipes.translate(model, tokenizer, [s for s, _ in pairs], 12)
-                table[fmt, day] = (sum(o != t for o, (_, t) in zip(outputs, pairs)), len(pairs))
+                table[fmt, day] = pair(sum(o != t for o, (_, t) in zip(outputs, pairs)), len(pairs))
         return table
     return error_table
 
@@ -256,3 +333,14 @@ def test_slices_rejects_dates_in_a_split_and_wrong_months():
     assert not passed and "is not the set of months" in text
     passed, text = check("ex-inference-slices", error_table=_error_table(), failing_months={"Oct"})
     assert not passed and "full month names" in text
+
+
+@pytest.mark.parametrize("pair,message", [
+    (lambda wrong, total: (total, wrong), "the pair is (wrong, total), in that order"),
+    (lambda wrong, total: (wrong / total, total), "wrong is a count, not a fraction"),
+    (lambda wrong, total: (wrong + 1, total), "wrong outputs: that is too many"),
+    (lambda wrong, total: (wrong, total - 1), "dates: that is too few"),
+])
+def test_slices_names_a_wrong_pair(pair, message):
+    passed, text = check("ex-inference-slices", error_table=_error_table(pair=pair), failing_months={"October"})
+    assert not passed and message in text, text

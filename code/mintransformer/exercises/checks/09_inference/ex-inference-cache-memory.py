@@ -11,8 +11,9 @@ OK_FORMAT = False
 name = "ex-inference-cache-memory"
 points = 3
 
-# (num_layers, batch, T, S, d_model); the first tells the known mistakes apart (T != S, N > 2).
-ARGUMENTS = [(3, 4, 7, 11, 24), (2, 16, 12, 27, 64), (6, 32, 100, 100, 512), (1, 1, 5, 3, 8)]
+# (num_layers, batch, T, S, d_model); the first tells the known mistakes apart (T != S, N > 2, and
+# d_model not a multiple of N times a plausible d_k, so that no other mistake looks like "one layer").
+ARGUMENTS = [(3, 4, 7, 11, 20), (2, 16, 12, 27, 64), (6, 32, 100, 100, 512), (1, 1, 5, 3, 8)]
 
 
 def _numbers(num_layers, batch, target_length, source_length, d_model):
@@ -28,6 +29,8 @@ def _named(got, args):
         "positions": 2 * n * b * t * d,
         "bytes: count numbers here (the 4 bytes of a float32 come in base_cache_megabytes)": 4 * right,
         "one layer: every decoder layer has its own cache": right / n,
+        "the is_token booleans too (B x T per layer): the task leaves them out; count only the floats of "
+        "the keys and values": right + n * b * t,
     }
     for message, value in wrong.items():
         if value != right and np.isclose(got, value):

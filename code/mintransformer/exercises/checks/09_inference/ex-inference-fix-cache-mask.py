@@ -48,6 +48,75 @@ def _known_step(mask):
     return step
 
 
+# <pad> fed back at a different position in each row, and in one row nowhere: (row, position).
+PADS = [(0, 5), (1, 2), (3, 8), (4, 10)]
+# A (B, 1, L) mask, without the head axis, broadcasts against the logits (B, h, 1, L) only when B = 1
+# or B = h (4 here): the check uses 5 dates, so that it fails, and names it.
+FEW_AXES = ("your self-attention mask has shape {shape}: its first axis is the batch, but it has fewer axes "
+            "than the attention logits (B, h, 1, L), and broadcasting lines up the last axes, so its B axis "
+            "falls on the heads (a (B, 1, L) mask works only by chance, when B = h). Give it the shape "
+            "(B, 1, 1, L), one axis for the heads and one for the query: seen[:, None, None, :].")
+CALLS_STEP = ("`fixed_step` calls layer.step, the package's DecoderLayer.step: write the step yourself, from "
+              "course_step, without calling layer.step (nor model.decoder.step).")
+
+
+class _CalledStep(Exception):
+    """Raised by layer.step while the student's fixed_step runs."""
+
+
+class _Spy:
+    """While the student's step runs: DecoderLayer.step raises, and the self-attention masks are recorded."""
+
+    def __init__(self, layer):
+        self.layer, self.masks, self.called_step = layer, [], False
+
+    def __enter__(self):
+        spy, layer = self, self.layer
+        self.step_owner = next(k for k in type(layer).__mro__ if "step" in vars(k))
+        self.attend_owner = next(k for k in type(layer.self_attention).__mro__ if "attend" in vars(k))
+        self.step, self.attend = vars(self.step_owner)["step"], vars(self.attend_owner)["attend"]
+        original_attend = self.attend
+
+        def step(*args, **kwargs):
+            spy.called_step = True
+            raise _CalledStep("layer.step")
+
+        def attend(attention, query, k, v, mask=None, training=False):
+            if attention is layer.self_attention and mask is not None:
+                spy.masks.append(tuple(ops.shape(mask)))
+            return original_attend(attention, query, k, v, mask=mask, training=training)
+
+        self.step_owner.step = step
+        self.attend_owner.attend = attend
+        return self
+
+    def __exit__(self, *exc):
+        self.step_owner.step = self.step
+        self.attend_owner.attend = self.attend
+        return False
+
+
+def _student_step(step, layer, x, cache, t, cross_mask, is_token):
+    """The student's fixed_step on one layer, with layer.step forbidden and its masks' shapes named."""
+    with _Spy(layer) as spy:
+        try:
+            result = call(step, "fixed_step", layer, x, cache, t, cross_mask=cross_mask, is_token=is_token)
+            error = None
+        except AssertionError as failure:
+            result, error = None, failure
+    if spy.called_step:
+        raise AssertionError(CALLS_STEP)
+    batch = ops.shape(x)[0]
+    for shape in spy.masks:
+        if batch > 1 and len(shape) < 4 and shape[0] == batch:
+            raise AssertionError(FEW_AXES.format(shape=shape))
+    if error is not None:
+        raise error
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+        raise AssertionError("`fixed_step` must return (x, cache), as `course_step` does.")
+    return result
+
+
 def _stepped(step, model, source, target_in, student=False):
     """Logits (B, T, V): the decoder run position by position, with ``step`` in every layer."""
     caches = model.start_cache(source, target_in.shape[1])
@@ -60,12 +129,9 @@ def _stepped(step, model, source, target_in, student=False):
         new_caches = []
         for layer, cache in zip(model.decoder.stack, caches):
             if student:
-                result = call(step, "fixed_step", layer, x, cache, t, cross_mask=cross_mask, is_token=is_token)
-                if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-                    raise AssertionError("`fixed_step` must return (x, cache), as `course_step` does.")
+                x, cache = _student_step(step, layer, x, cache, t, cross_mask, is_token)
             else:
-                result = step(layer, x, cache, t, cross_mask=cross_mask, is_token=is_token)
-            x, cache = result
+                x, cache = step(layer, x, cache, t, cross_mask=cross_mask, is_token=is_token)
             new_caches.append(cache)
         caches = new_caches
         logits.append(to_numpy(model.output_projection(x), "the logits")[:, 0])
@@ -75,13 +141,14 @@ def _stepped(step, model, source, target_in, student=False):
 def _check(fixed_step, with_pad):
     model, tokenizer = _date_model()
     _, (_, _, test_pairs) = recipes.task_data("dates")
-    pairs = test_pairs[:4]
+    pairs = test_pairs[:5]  # B = 5, not the h = 4 heads
     source = data.pad([tokenizer.encode(s) for s, _ in pairs])
-    target_in = data.pad([tokenizer.encode(t, add_start=True) for _, t in pairs])  # (4, 11)
-    case = "Teacher-forced test dates"
+    target_in = data.pad([tokenizer.encode(t, add_start=True) for _, t in pairs])  # (5, 11)
+    case = "Five teacher-forced test dates"
     if with_pad:
-        target_in[:, 5] = model.pad_id  # as if the decoder had written <pad> at step 5 and fed it back
-        case = "Test dates with <pad> fed back at position 5"
+        for row, position in PADS:  # as if the decoder had written <pad> there and fed it back
+            target_in[row, position] = model.pad_id
+        case = "Five test dates with <pad> fed back at positions 5, 2, none, 8 and 10"
     full = ops.convert_to_numpy(model((source, target_in), training=False))  # the full pass, masked
     got = _stepped(fixed_step, model, source, target_in, student=True)
     if got.shape == full.shape and np.allclose(got, full, atol=1e-4):

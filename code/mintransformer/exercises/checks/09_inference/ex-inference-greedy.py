@@ -39,15 +39,16 @@ def _tiny_model():
     return model, source
 
 
-def _variant(model, source, start_id, end_id, max_length, first=None, row=-1, ban=True):
-    """Greedy decoding with one known mistake: ``first`` token, logits ``row``, no ``ban``."""
+def _variant(model, source, start_id, end_id, max_length, first=None, row=-1, ban=True, banned=None):
+    """Greedy decoding with one known mistake: ``first`` token, logits ``row``, no ``ban``, or
+    ``banned`` (the token banned instead of start_id)."""
     target = np.full((source.shape[0], 1), start_id if first is None else first, "int32")
     output = np.full((source.shape[0], max_length), model.pad_id, "int32")
     done = np.zeros(source.shape[0], bool)
     for t in range(max_length):
         logits = ops.convert_to_numpy(model((source, target), training=False))[:, row].astype("float64")
         if ban:
-            logits[:, [model.pad_id, start_id]] = -np.inf
+            logits[:, [model.pad_id, start_id if banned is None else banned]] = -np.inf
         next_ids = logits.argmax(axis=-1)
         output[:, t] = np.where(done, model.pad_id, next_ids)
         done |= next_ids == end_id
@@ -71,6 +72,11 @@ def _check(my_greedy_decode, model, source, start_id, end_id, max_length, case, 
     if np.array_equal(got, expected):
         return
     pad = model.pad_id
+    if (np.all(got[:, -1] == pad) and not np.all(expected[:, -1] == pad)
+            and np.array_equal(got[:, :-1], expected[:, :-1])):
+        raise AssertionError(f"{case}: your last column is all pad ({pad}) where a token belongs: you generate "
+                             "only max_length - 1 tokens. Loop over range(max_length): the output has "
+                             "max_length generated tokens.")
     if np.all(got[:, 0] == start_id) and np.array_equal(got[:, 1:], expected[:, :-1]):
         raise AssertionError(f"{case}: your rows begin with start_id. Return only the generated tokens, "
                              "without the <start> the decoder reads first.")
@@ -95,8 +101,11 @@ def _check(my_greedy_decode, model, source, start_id, end_id, max_length, case, 
         "row": f"{case}: you take the logits of the first position. {HINT}",
         "ban": f"{case}: your decoder chose <pad> or <start>. Set the logits of model.pad_id and start_id "
                "to -inf before the argmax: the model was never trained to write them.",
+        "banned": f"{case}: your decoder chose token {start_id}, which is start_id here: ban the argument "
+                  "start_id, not the set-up cell's START (tokenizer.start_id, 1, the date model's <start>).",
     }
-    options = {"first": dict(first=1), "pad": dict(first=pad), "row": dict(row=0), "ban": dict(ban=False)}
+    options = {"first": dict(first=1), "pad": dict(first=pad), "row": dict(row=0), "ban": dict(ban=False),
+               "banned": dict(banned=1)}
     for key in variants:
         wrong = _variant(model, source, start_id, end_id, max_length, **options[key])
         if not np.array_equal(wrong, expected) and np.array_equal(got, wrong):
@@ -130,4 +139,4 @@ def an_untrained_model(my_greedy_decode):
     model, source = _tiny_model()
     expected = _variant(model, source, 3, 7, 6)  # mt.greedy_decode's loop, uncompiled (the same tokens)
     _check(my_greedy_decode, model, source, 3, 7, 6, "An untrained model with start_id=3, end_id=7",
-           variants=("first", "pad", "ban", "row"), expected=expected)
+           variants=("first", "pad", "ban", "banned", "row"), expected=expected)

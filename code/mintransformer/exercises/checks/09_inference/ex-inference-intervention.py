@@ -23,8 +23,10 @@ def _date_model():
 
 def _check(outputs, name, texts, what):
     answered(outputs, name)
-    if isinstance(outputs, str) or not hasattr(outputs, "__len__"):
-        raise AssertionError(f"`{name}` must be a list of {len(texts)} strings, one output per input.")
+    order = "data.DAYS" if what == "weekday" else "data.MONTHS"
+    if isinstance(outputs, (dict, set, frozenset, str, bytes)) or not hasattr(outputs, "__len__"):
+        raise AssertionError(f"`{name}` must be a list of {len(texts)} strings in the order of {order}, "
+                             f"not a {type(outputs).__name__}.")
     outputs = [o.decode() if isinstance(o, bytes) else str(o) for o in outputs]
     if len(outputs) != len(texts):
         raise AssertionError(f"`{name}` has {len(outputs)} outputs; it needs {len(texts)}, one for each {what}.")
@@ -34,7 +36,7 @@ def _check(outputs, name, texts, what):
         return
     if sorted(outputs) == sorted(expected):
         raise AssertionError(f"`{name}` holds the right outputs in the wrong order: follow the order of {what}s "
-                             f"in {'data.DAYS' if what == 'weekday' else 'data.MONTHS'}.")
+                             f"in {order}.")
     i = next(i for i, (o, e) in enumerate(zip(outputs, expected)) if o != e)
     raise AssertionError(
         f"`{name}`[{i}] is {outputs[i]!r}, but the model writes something else for {texts[i]!r}. Decode the "

@@ -53,20 +53,33 @@ def the_error_table(error_table):
                              f"one (fmt, day) pair per slice; yours has {sorted(got)}.")
     for key, (wrong, total) in expected.items():
         value = got[key]
-        if not (hasattr(value, "__len__") and len(value) == 2):
+        if isinstance(value, (str, bytes, dict)) or not (hasattr(value, "__len__") and len(value) == 2):
             raise AssertionError(f"error_table(...)[{key}] is {value!r}: it must be a pair (wrong, total).")
-        g_wrong, g_total = (int(v) for v in value)
+        try:
+            g_wrong, g_total = (float(v) for v in value)
+        except (TypeError, ValueError):
+            raise AssertionError(f"error_table(...)[{key}] is {value!r}: it must be a pair of numbers "
+                                 "(wrong, total).") from None
+        if (g_wrong, g_total) == (total, wrong) and wrong != total:
+            raise AssertionError(f"error_table(...)[{key}] is {value!r}: the pair is (wrong, total), in that "
+                                 "order: the number of wrong outputs first, then the number of dates decoded.")
+        if g_wrong != int(g_wrong):  # e.g. a rate, wrong / total
+            raise AssertionError(f"error_table(...)[{key}] is {value!r}: wrong is a count, not a fraction: the "
+                                 "number of outputs that differ from the ISO date.")
         if g_total == len(years) * 12 and g_total != total:
             raise AssertionError(
-                f"For {key} you decoded all {g_total} dates; leave out those whose input string is in a split "
+                f"For {key} you decoded all {g_total:.0f} dates; leave out those whose input string is in a split "
                 "of the data set (`known`): the model was trained on some of them."
             )
         if g_total != total:
-            raise AssertionError(f"For {key} you decoded {g_total} dates; the slice has {total}: one per year "
-                                 "and month, the day fixed, leaving out the input strings in `known`.")
+            raise AssertionError(f"For {key} you decoded {g_total:.0f} dates: that is too "
+                                 f"{'many' if g_total > total else 'few'}. A slice has one date per year and "
+                                 "month, the day fixed, leaving out the input strings in `known`.")
         if g_wrong != wrong:
-            raise AssertionError(f"For {key} you count {g_wrong} wrong outputs, not {wrong}. An output is wrong "
-                                 "when it differs from the ISO date (d.isoformat()) in any character.")
+            raise AssertionError(f"For {key} you count {g_wrong:.0f} wrong outputs: that is too "
+                                 f"{'many' if g_wrong > wrong else 'few'}. An output is wrong when it differs "
+                                 "from the ISO date (d.isoformat()) in any character; decode with "
+                                 "recipes.translate, as the chapter does.")
 
 
 @test_case(points=1)
