@@ -39,6 +39,7 @@ BLANKS = {
     "ex-training-schedule": dict(my_schedule=stub),
     "ex-training-floor": dict(smoothing_floor=stub, logit_gap=stub),
     "ex-training-masked-loss": dict(my_masked_loss=stub),
+    "ex-training-fix-train-step": dict(fixed_train_step=stub),
     "ex-training-fix-accuracy": dict(FixedMaskedAccuracy=StubMetric),
     "ex-training-backup": dict(resumed_history=..., resumed_model=..., second_call_epochs=...,
                                second_call_final_step=...),
@@ -106,6 +107,7 @@ def schedule(factor=lambda d: d**-0.5, combine=min, warmup_power=-1.5, shift=0):
     (schedule(combine=lambda a, b: a), "there is no warm-up"),
     (schedule(warmup_power=-0.5), "the warm-up term is step * warmup_steps^-1.5"),
     (schedule(shift=1), "shifted by one step"),
+    (schedule(shift=1), "the other faithful convention"),
 ])
 def test_schedule_names_the_mistakes(wrong, message):
     passed, text = check("ex-training-schedule", my_schedule=wrong)
@@ -241,6 +243,64 @@ def test_masked_loss_rejects_keras_default_reduction():
     assert not passed and "pads included" in text
 
 
+# ex-training-fix-train-step ---------------------------------------------------------------------
+
+def train_step(training="keyword", updates=1, smoothing=0.1):
+    """The hand-written step of the exercise, with `training` passed in one of several ways."""
+    def step(model, batch):
+        (source, target_in), target_out = batch
+        with tf.GradientTape() as tape:
+            if training == "keyword":
+                logits = model((source, target_in), training=True)
+            elif training == "position":  # the sources' style: Keras 3 refuses it
+                logits = model((source, target_in), True)
+            elif training == "left out":
+                logits = model((source, target_in))
+            else:
+                logits = model((source, target_in), training=False)
+            loss = mt.masked_loss(target_out, logits, label_smoothing=smoothing)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        for _ in range(updates):
+            model.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+    return step
+
+
+def test_fix_train_step_accepts_training_by_keyword():
+    passed, text = check("ex-training-fix-train-step", fixed_train_step=train_step())
+    assert passed, text
+
+
+def test_fix_train_step_accepts_the_compiled_loss_and_a_float():
+    def with_model_loss(model, batch):
+        (source, target_in), target_out = batch
+        with tf.GradientTape() as tape:
+            loss = model.loss(target_out, model([source, target_in], training=True))  # MaskedLoss(0.1)
+        model.optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+        return float(loss)
+    passed, text = check("ex-training-fix-train-step", fixed_train_step=with_model_loss)
+    assert passed, text
+
+
+@pytest.mark.parametrize("wrong,messages", [
+    (train_step(training="position"), ["still passes `training` by position", "training=True"]),
+    (train_step(training="left out"), ["the loss with dropout OFF", "you left `training` out"]),
+    (train_step(training="False"), ["the loss with dropout OFF"]),
+    (train_step(updates=0), ["has made no update"]),
+    (train_step(updates=2), ["has made 2 updates"]),
+    (train_step(smoothing=0.0), ["Keep everything else as it is"]),
+])
+def test_fix_train_step_names_the_mistakes(wrong, messages):
+    passed, text = check("ex-training-fix-train-step", fixed_train_step=wrong)
+    assert not passed and all(m in text for m in messages), text
+
+
+def test_fix_train_step_given_code_scores_zero():
+    result = mt.exercises.run_check(CHAPTER, "ex-training-fix-train-step",
+                                    {"fixed_train_step": train_step(training="position")})
+    assert result.score == 0, result.summary()
+
+
 # ex-training-fix-accuracy -----------------------------------------------------------------------
 
 def tutorial_accuracy(label, pred):
@@ -279,6 +339,56 @@ def test_fix_accuracy_names_the_mistakes(wrong, message):
     assert not passed and message in text, text
 
 
+class PerSequence(keras.metrics.Metric):
+    """The mean of each sequence's accuracy: a short sequence weighs as much as a long one."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.sum = self.add_variable(shape=(), initializer="zeros", name="sum")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = ops.cast(y_true, "int32")
+        real = ops.cast(ops.not_equal(y_true, 0), "float32")
+        right = ops.cast(ops.equal(ops.cast(ops.argmax(y_pred, axis=-1), "int32"), y_true), "float32") * real
+        lengths = ops.sum(real, axis=-1)
+        has_tokens = ops.cast(lengths > 0, "float32")
+        self.sum.assign_add(ops.sum(ops.sum(right, axis=-1) / ops.maximum(lengths, 1.0)))
+        self.count.assign_add(ops.sum(has_tokens))
+
+    def result(self):
+        return self.sum / ops.maximum(self.count, 1.0)
+
+
+class LastBatch(mt.MaskedAccuracy):
+    """Totals replaced at each batch (assign instead of assign_add)."""
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        for variable in self.variables:
+            variable.assign(ops.zeros_like(variable))
+        super().update_state(y_true, y_pred, sample_weight)
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (PerSequence, "you average each sequence"),
+    (LastBatch, "you keep only the last batch"),
+])
+def test_fix_accuracy_names_the_new_mistakes(wrong, message):
+    passed, text = check("ex-training-fix-accuracy", FixedMaskedAccuracy=wrong)
+    assert not passed and message in text, text
+
+
+def test_fix_accuracy_blank_metric_says_so_in_evaluate_too():
+    class Blank(keras.metrics.Metric):  # the work cell's starting point
+        ...
+
+    for metric in (Blank, StubMetric):
+        result = mt.exercises.run_check(CHAPTER, "ex-training-fix-accuracy", {"FixedMaskedAccuracy": metric})
+        text = result.summary()
+        assert result.score == 0 and text.count("Unanswered: `") == 3, text
+        assert "Inside fit" not in text, text
+
+
 def test_fix_accuracy_accepts_a_metric_with_variables():
     passed, text = check("ex-training-fix-accuracy", FixedMaskedAccuracy=mt.MaskedAccuracy)
     assert passed, text
@@ -306,6 +416,7 @@ def test_backup_accepts_the_right_run():
 @pytest.mark.parametrize("name,value,message", [
     ("resumed_history", history([0, 1, 2, 3]), "nothing was restored"),
     ("resumed_history", history([1, 2, 3]), "trained the epochs [2, 3, 4]"),
+    ("resumed_history", history([1, 2, 3]), "list BackupAndRestore before your interrupting callback"),
     ("resumed_history", "done", "must be what the second `fit` call returns"),
     ("resumed_model", model_at(6), "started again from step 0"),
     ("resumed_model", model_at(9), "should be at 4 epochs x 3 steps = 12"),
@@ -360,6 +471,8 @@ def zipped_field(output, target):
 @pytest.mark.parametrize("name,value,message", [
     ("predicted_exact_match", 0.9996590614318848**10, "is a^10"),
     ("predicted_exact_match", 0.9997**11, "comes from a rounded accuracy"),
+    ("predicted_exact_match", 0.99966**11, "you used 0.99966 (the printed value)"),
+    ("predicted_exact_match", 0.99626, "is a^11 rounded to 5 decimals"),
     ("predicted_exact_match", 0.9996590614318848, "the token accuracy itself"),
     ("measured_exact_match", 0.75 - 0.25, None),  # 0.5 is right here: 2 of 4
     ("measured_exact_match", 2, "is a count"),

@@ -43,7 +43,10 @@ def the_second_call_resumes(resumed_history):
             f"Your second call trained the epochs {[e + 1 for e in epochs]} (counting from 1). Interrupted "
             f"at the end of epoch {INTERRUPTED_AFTER} of {EPOCHS}, it should train epochs "
             f"{[e + 1 for e in expected]} only: raise the exception in on_epoch_end when epoch == "
-            f"{INTERRUPTED_AFTER - 1} (Keras counts epochs from 0).")
+            f"{INTERRUPTED_AFTER - 1} (Keras counts epochs from 0)"
+            + (f", or your exception is raised before BackupAndRestore writes its backup of epoch "
+               f"{INTERRUPTED_AFTER}: Keras calls the callbacks in list order, so list BackupAndRestore before "
+               "your interrupting callback." if epochs == list(range(INTERRUPTED_AFTER - 1, EPOCHS)) else "."))
 
 
 @test_case(points=1)

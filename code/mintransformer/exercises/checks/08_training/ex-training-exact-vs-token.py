@@ -43,16 +43,26 @@ def the_estimate_and_the_measure(predicted_exact_match, measured_exact_match, da
                                  date_outputs, date_test):
     a = _number(date_forced_accuracy, "date_forced_accuracy (made by the set-up cell: run it)")
     predicted = _number(predicted_exact_match, "predicted_exact_match")
-    if np.isclose(predicted, a**10, rtol=0, atol=1e-6) and not np.isclose(a**10, a**11, atol=1e-6):
+    if np.isclose(predicted, a**10, rtol=0, atol=1e-6) and not np.isclose(a**10, a**11, rtol=0, atol=1e-6):
         raise AssertionError(
             "`predicted_exact_match` is a^10: a date target has 11 tokens, its 10 characters and <end>, "
             "and the string is right only if all 11 are.")
     if np.isclose(predicted, a, rtol=0, atol=1e-6):
         raise AssertionError("`predicted_exact_match` is the token accuracy itself: raise it to the power 11.")
-    if np.isclose(predicted, round(a, 4) ** 11, atol=1e-7) and not np.isclose(a**11, round(a, 4) ** 11, atol=1e-6):
-        raise AssertionError(
-            "`predicted_exact_match` comes from a rounded accuracy: compute date_forced_accuracy ** 11 from the "
-            "variable itself (rounding to 4 decimals moves the 11th power by several 1e-4).")
+    for digits in (3, 4, 5):
+        rounded = round(a, digits)
+        if np.isclose(predicted, rounded**11, rtol=0, atol=1e-7) and not np.isclose(a**11, rounded**11, rtol=0, atol=1e-6):
+            raise AssertionError(
+                f"`predicted_exact_match` comes from a rounded accuracy: you used {rounded:.{digits}f}"
+                + (" (the printed value)" if digits == 5 else "") + f", date_forced_accuracy rounded to {digits} "
+                f"decimals, whose 11th power is {rounded**11:.6f}, not {a**11:.6f}. Compute "
+                "date_forced_accuracy ** 11 from the variable itself.")
+        if np.isclose(predicted, round(a**11, digits), rtol=0, atol=1e-9) and not np.isclose(
+                a**11, round(a**11, digits), rtol=0, atol=1e-6):
+            raise AssertionError(
+                f"`predicted_exact_match` is a^11 rounded to {digits} decimals ({round(a**11, digits)}): keep the "
+                f"full value, date_forced_accuracy ** 11 = {a**11:.6f} (the check compares to 1e-6: the estimate is "
+                "to be set against a measured exact match that is a multiple of 1/1600).")
     if not np.isclose(predicted, a**11, rtol=0, atol=1e-6):
         raise AssertionError(f"`predicted_exact_match` is {predicted:.6f}; a^11 with a = date_forced_accuracy "
                              f"is {a**11:.6f}.")

@@ -1,11 +1,11 @@
-"""Exercise: find and fix the bug of the TensorFlow tutorial's accuracy: a mean of batch accuracies."""
+"""Exercise: implement the masked accuracy as a metric, not the mean of batch accuracies of TensorFlow's tutorial."""
 
 import keras
 import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, to_numpy
+from mintransformer.exercises.checking import Unanswered, answered, call, close, to_numpy
 
 OK_FORMAT = False
 name = "ex-training-fix-accuracy"
@@ -44,6 +44,12 @@ def _name_the_mistake(got, batches, case):
     per_batch = np.mean([float(mt.masked_accuracy(y, p)) for y, p in batches])
     pads = (sum(float(np.sum(np.argmax(p, -1) == y)) for y, p in batches) / sum(y.size for y, _ in batches))
     pads_per_batch = np.mean([np.mean(np.argmax(p, -1) == y) for y, p in batches])
+    per_sequence = []  # each sequence's accuracy, for the sequences with a real token
+    for y, p in batches:
+        for row, guess in zip(y, np.argmax(p, -1)):
+            if np.any(row != 0):
+                per_sequence.append(np.sum((guess == row) & (row != 0)) / np.sum(row != 0))
+    last_batch = float(mt.masked_accuracy(*batches[-1]))
     counted = mt.MaskedAccuracy()
     for y, p in batches:
         counted.update_state(y, p)
@@ -57,8 +63,28 @@ def _name_the_mistake(got, batches, case):
         raise AssertionError(
             f"{case}: you count the pad positions (label 0) as tokens, and a predicted pad there as right. "
             "Count only the positions whose label is not 0, in the numerator and in the denominator.")
+    if np.isclose(got, np.mean(per_sequence)) and not np.isclose(expected, np.mean(per_sequence)):
+        raise AssertionError(
+            f"{case}: your metric is {got:.4f}, the mean of each sequence's accuracy: you average each sequence, "
+            "then the sequences, so a short sequence weighs as much as a long one. Count right tokens and "
+            f"real tokens over all the sequences of all the batches, and divide once: {expected:.4f}.")
+    if np.isclose(got, last_batch) and not np.isclose(expected, last_batch):
+        raise AssertionError(
+            f"{case}: your metric is {got:.4f}, the accuracy of the last batch alone: you keep only the last batch. "
+            "Each update_state must ADD to the running totals (variable.assign_add(...)), not replace them "
+            "(assign(...) or =).")
     close(got, expected, f"{case}: your accuracy", atol=1e-6,
           hint="It should be (right real tokens, all batches) / (real tokens, all batches).")
+
+
+def _graph_error(error):
+    message = str(error)
+    if len(message) > 600:  # TensorFlow puts whole tensors in some messages
+        message = message[:600] + " [...]"
+    return AssertionError(
+        f"model.evaluate with your metric in compile raised {type(error).__name__}: {message.rstrip('.')}. "
+        "Inside fit and evaluate, update_state runs as a TensorFlow graph: use keras.ops on the "
+        "tensors and assign_add on variables, not NumPy or Python numbers.")
 
 
 @test_case(points=1)
@@ -99,11 +125,13 @@ def in_evaluate(FixedMaskedAccuracy):
     try:
         with mt.quiet_stderr():  # TensorFlow's C++ log about its tf.data graph, which depends on the set-up
             model.evaluate(logits, labels, batch_size=4, verbose=0)
+    except NotImplementedError as error:
+        if not str(error):  # a stub's bare NotImplementedError (TensorFlow's own come with a message)
+            raise Unanswered("`FixedMaskedAccuracy` still raises NotImplementedError: write update_state and "
+                             "result.") from None
+        raise _graph_error(error) from error
     except Exception as error:
-        raise AssertionError(
-            f"model.evaluate with your metric in compile raised {type(error).__name__}: {error}. "
-            "Inside fit and evaluate, update_state runs as a TensorFlow graph: use keras.ops on the "
-            "tensors and assign_add on variables, not NumPy or Python numbers.") from error
+        raise _graph_error(error) from error
     got = _result(metric)
     batches = [(labels[i:i + 4], logits[i:i + 4]) for i in range(0, N, 4)]
     _name_the_mistake(got, batches, "In model.evaluate, 3 batches with different padding")
