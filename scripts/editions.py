@@ -71,24 +71,23 @@ def _is_solution_end(source):
 
 def prepare_chapter(nb, edition, keep_outputs=False):
     """The chapter rewritten for ``edition``, still in MyST: sphinx-tojupyter converts it next."""
-    cells = []
+    cells, in_solution = [], False
     for cell in nb.cells:
         cell = nbformat.from_dict(json.loads(json.dumps(cell)))  # a copy
         kind = tags(cell)
         if cell.cell_type == "code" and (not keep_outputs or "exercise-check" in kind):
             cell.outputs, cell.execution_count = [], None
+        starts = cell.cell_type == "markdown" and _solution_start(cell.source)
+        ends = cell.cell_type == "markdown" and _is_solution_end(cell.source)
+        if edition == "student" and (starts or ends or in_solution or "exercise-solution" in kind):
+            in_solution = bool(starts) or (in_solution and not ends)  # every cell of a solution goes
+            continue
         if "exercise-work" in kind:
             cell.metadata["tags"] = [t for t in kind if t != "remove-cell"]  # shown in every edition
-        elif "exercise-solution" in kind and edition == "student":
-            continue
-        elif cell.cell_type == "markdown" and _solution_start(cell.source):
-            if edition == "student":
-                continue
-            label, text = _solution_start(cell.source)
+        elif starts:
+            label, text = starts
             cell.source = f"{BEGIN} {label}\n\n{text}" if text else f"{BEGIN} {label}"
-        elif cell.cell_type == "markdown" and _is_solution_end(cell.source):
-            if edition == "student":
-                continue
+        elif ends:
             cell.source = END
         cells.append(cell)
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
