@@ -43,6 +43,7 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EDITIONS = ("reader", "student", "instructor")
 BEGIN, END = "MT-SOLUTION-BEGIN", "MT-SOLUTION-END"
+CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)  # fenced blocks and inline code spans
 # The book's files that the Sphinx build reads (the package and the tests are not needed).
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 
@@ -207,9 +208,12 @@ def _clean_markdown(text, page_url):
     text = re.sub(r"(\|[^\n]*\|)\n(?=[^|\n])", r"\1\n\n", text)  # a blank line after a table
     text = text.replace("Solution to[ ", "Solution to [")
     # Every link points at the rendered book: Colab has no other page, and no equation anchors.
-    text = re.sub(r"\]\((?!https?://|mailto:)([^)\s]+)\)",
-                  lambda m: f"]({urllib.parse.urljoin(page_url, m.group(1))})", text)
-    return text
+    # (Not inside code: `formats[fmt](date)` is a call, not a link.)
+    parts = CODE.split(text)
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(r"\]\((?!https?://|mailto:)([^)\s]+)\)",
+                          lambda m: f"]({urllib.parse.urljoin(page_url, m.group(1))})", parts[i])
+    return "".join(parts)
 
 
 def _split_at_markers(cells):
@@ -261,6 +265,8 @@ def finish(converted, original, chapter, edition, url):
                 in_setup = in_setup or "exercise-setup" in tags(cell)
                 if not in_setup:
                     cell.metadata["tags"] = tags(cell) + ["otter_ignore"]
+    for index, cell in enumerate(cells):
+        cell.id = f"cell-{index:03d}"  # the same every time: a regenerated notebook differs only where its chapter does
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
