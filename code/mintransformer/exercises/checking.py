@@ -44,6 +44,31 @@ def call(function, name, *args, **kwargs):
         raise AssertionError(f"`{name}` raised {type(error).__name__}: {message.strip().rstrip('.')}.") from error
 
 
+def pair(result, function, what, item_ndim=0):
+    """The two items of a returned pair: a tuple, a list, or an array whose first axis has 2.
+
+    ``item_ndim`` is the number of axes of each item (0 for two numbers, 2 for two matrices);
+    anything else fails with what the function returned instead.
+    """
+    if isinstance(result, (tuple, list)):
+        if len(result) == 2:
+            return result
+        raise AssertionError(f"`{function}` must return a pair {what}; it returned a "
+                             f"{type(result).__name__} of {len(result)} items.")
+    try:
+        with np.errstate(all="ignore"):
+            array = to_numpy(result, "result")
+    except AssertionError:
+        array = None
+    if array is not None and array.ndim == item_ndim + 1 and array.shape[0] == 2:
+        return array[0], array[1]
+    kind = type(result).__name__
+    if array is not None and array.ndim > 0:
+        kind = f"{'NumPy array' if isinstance(result, np.ndarray) else kind} of shape {array.shape}"
+    article = "an" if kind[0] in "aeiouAEIOU" else "a"
+    raise AssertionError(f"`{function}` must return a pair {what}; it returned {article} {kind}.")
+
+
 def to_numpy(value, name):
     """The student's result as a float64 NumPy array (tensors, lists and arrays accepted)."""
     try:

@@ -3,7 +3,7 @@
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import call, close, like, pair, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-divide-by-dk"
@@ -31,31 +31,12 @@ def variance_after_dividing_by_dk(var_divided_by_dk):
           hint="Var(X / c) = Var(X) / c^2, and Var(q . k) = d_k.")
 
 
-def _pair(result, function, what):
-    """The two items of a pair: a tuple, a list or an array of length 2 (a wrong type is named)."""
-    if isinstance(result, (tuple, list)):
-        if len(result) == 2:
-            return result
-        raise AssertionError(f"`{function}` must return a pair {what}; it returned a "
-                             f"{type(result).__name__} of {len(result)} items.")
-    try:
-        array = to_numpy(result, "result")
-    except AssertionError:
-        array = None
-    if array is not None and array.ndim == 1 and array.shape[0] == 2:
-        return array[0], array[1]
-    kind = type(result).__name__
-    if array is not None and array.ndim > 0:
-        kind = f"{'NumPy array' if isinstance(result, np.ndarray) else kind} of shape {array.shape}"
-    article = "an" if kind[0] in "aeiouAEIOU" else "a"
-    raise AssertionError(f"`{function}` must return a pair {what}; it returned {article} {kind}.")
-
 
 @test_case(points=1)
 def the_limit_is_uniform(limits_divided_by_dk):
     for S in SIZES:
         result = call(limits_divided_by_dk, "limits_divided_by_dk", S)
-        first, second = _pair(result, "limits_divided_by_dk", "(mean largest weight, mean entropy)")
+        first, second = pair(result, "limits_divided_by_dk", "(mean largest weight, mean entropy)")
         got = np.array([float(to_numpy(x, "each limit")) for x in (first, second)])
         what = f"limits_divided_by_dk({S})"
         if like(got, [1.0, 0.0]):

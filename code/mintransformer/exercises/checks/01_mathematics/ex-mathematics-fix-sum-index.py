@@ -5,7 +5,7 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import call, close, like, pair, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-fix-sum-index"
@@ -90,30 +90,10 @@ def _name_the_mistake(w, ref_w, Q, K, case):
         )
 
 
-def _pair(result, function, what):
-    """The two items of a pair of matrices: a tuple, a list, or an array of shape (2, m, n)."""
-    if isinstance(result, (tuple, list)):
-        if len(result) == 2:
-            return result
-        raise AssertionError(f"`{function}` must return a pair {what}; it returned a "
-                             f"{type(result).__name__} of {len(result)} items.")
-    try:
-        with np.errstate(all="ignore"):
-            array = to_numpy(result, "result")
-    except AssertionError:
-        array = None
-    if array is not None and array.ndim == 3 and array.shape[0] == 2:
-        return array[0], array[1]
-    kind = type(result).__name__
-    if array is not None and array.ndim > 0:
-        kind = f"{'NumPy array' if isinstance(result, np.ndarray) else kind} of shape {array.shape}"
-    article = "an" if kind[0] in "aeiouAEIOU" else "a"
-    raise AssertionError(f"`{function}` must return a pair {what}; it returned {article} {kind}.")
-
 
 def _check(fixed_attention, Q, K, V, case, atol):
     result = call(fixed_attention, "fixed_attention", Q.copy(), K.copy(), V.copy())
-    first, second = _pair(result, "fixed_attention", "(output, weights)")
+    first, second = pair(result, "fixed_attention", "(output, weights)", item_ndim=2)
     ref_out, ref_w = (ops.convert_to_numpy(t) for t in mt.scaled_dot_product_attention(Q, K, V))
     if like(first, ref_w, atol=atol) and like(second, ref_out, atol=atol):
         raise AssertionError(f"{case}: you returned (weights, output); the order is (output, weights).")

@@ -5,7 +5,7 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import call, close, like, pair
 
 OK_FORMAT = False
 name = "ex-mathematics-permutation"
@@ -25,30 +25,10 @@ def _case():
     return out, A, out_rev, A_rev
 
 
-def _pair(result, function, what):
-    """The two items of a pair of matrices: a tuple, a list, or an array of shape (2, m, n)."""
-    if isinstance(result, (tuple, list)):
-        if len(result) == 2:
-            return result
-        raise AssertionError(f"`{function}` must return a pair {what}; it returned a "
-                             f"{type(result).__name__} of {len(result)} items.")
-    try:
-        with np.errstate(all="ignore"):
-            array = to_numpy(result, "result")
-    except AssertionError:
-        array = None
-    if array is not None and array.ndim == 3 and array.shape[0] == 2:
-        return array[0], array[1]
-    kind = type(result).__name__
-    if array is not None and array.ndim > 0:
-        kind = f"{'NumPy array' if isinstance(result, np.ndarray) else kind} of shape {array.shape}"
-    article = "an" if kind[0] in "aeiouAEIOU" else "a"
-    raise AssertionError(f"`{function}` must return a pair {what}; it returned {article} {kind}.")
-
 
 def _predict(predict_reversed, out, A):
     result = call(predict_reversed, "predict_reversed", out.copy(), A.copy())
-    first, second = _pair(result, "predict_reversed", "(output, weights)")
+    first, second = pair(result, "predict_reversed", "(output, weights)", item_ndim=2)
     _, _, out_rev, A_rev = _case()
     if like(first, A_rev) and like(second, out_rev):
         raise AssertionError("You returned (weights, output); the order is (output, weights).")
