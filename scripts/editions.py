@@ -39,6 +39,7 @@ import tempfile
 import urllib.parse
 
 import nbformat
+import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EDITIONS = ("reader", "student", "instructor")
@@ -49,11 +50,17 @@ BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 
 
 def book_url():
-    """The rendered book's address, from ``html.baseurl`` in _config.yml (ends with '/')."""
-    for line in (ROOT / "_config.yml").read_text().splitlines():
-        if line.strip().startswith("baseurl:"):
-            return line.split("baseurl:", 1)[1].strip().strip('"').rstrip("/") + "/"
-    raise SystemExit("_config.yml has no html.baseurl")
+    """The rendered book's address (ends with '/').
+
+    ``html.baseurl`` in _config.yml when it is set (a book published elsewhere); otherwise the
+    GitHub Pages address of ``repository.url``, where .github/workflows/pages.yml publishes it:
+    https://github.com/OWNER/REPO is read at https://OWNER.github.io/REPO/.
+    """
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    if config.get("html", {}).get("baseurl"):
+        return config["html"]["baseurl"].rstrip("/") + "/"
+    owner, repo = urllib.parse.urlparse(config["repository"]["url"]).path.strip("/").split("/")
+    return f"https://{owner.lower()}.github.io/{repo}/"
 
 
 def tags(cell):
@@ -124,6 +131,7 @@ def copy_book(book, edition, keep_outputs=False, tojupyter=True):
         if page.name not in ("README.md", "CONTRIBUTING.md"):
             shutil.copy(page, book / page.name)
     shutil.copytree(ROOT / "paper_imgs", book / "paper_imgs")  # the pages' pictures
+    shutil.copytree(ROOT / "_ext", book / "_ext")  # the local Sphinx extension _config.yml loads
     if tojupyter:
         _config(book, book_url())
     originals = {}

@@ -43,7 +43,7 @@ def test_first_code_cell_installs_the_package_in_colab_only(path):
     first = "".join(code_cells(path)[0]["source"])
     assert first == colab_cell_source(), (
         f"{path.name}: the first code cell must be the Colab install cell for "
-        f"{repository_url()}; run scripts/run_notebook.py to set it."
+        f"{repository_url()}; run scripts/colab_edition.py to set it."
     )
 
 
