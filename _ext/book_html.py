@@ -23,5 +23,5 @@ def unique_scripts(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
-    app.connect("html-page-context", unique_scripts, priority=100)  # before any handler that ends the event
+    app.connect("html-page-context", unique_scripts, priority=100)  # before the theme's handlers (500)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -125,10 +125,21 @@ INSPECT = r"""async () => {
         return found ? found.math : container.textContent;
     };
     const visible = (el) => !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+    // Rendered, not hidden by visibility or opacity, not transparent, and not covered.
+    const shown = (el) => {
+        if (!el.checkVisibility({visibilityProperty: true, opacityProperty: true})) return false;
+        const style = getComputedStyle(el);
+        if (style.color === 'rgba(0, 0, 0, 0)' || style.color === 'transparent') return false;
+        const box = el.getBoundingClientRect();
+        el.scrollIntoView({block: 'center'});
+        const moved = el.getBoundingClientRect();
+        const top = document.elementFromPoint(moved.left + moved.width / 2, moved.top + moved.height / 2);
+        return box.width > 0 && !!top && (el.contains(top) || top.contains(el));
+    };
 
-    // 1. Raw TeX in text a reader sees: MathJax only typesets elements of class "math", so a
-    //    delimiter anywhere else, or in a math element it failed on, is shown as typed.
-    const rawTex = /\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\(frac|sqrt|mathrm|mathbf|text|left|right|sum|cdot)\b/;
+    // 1. Raw TeX in text a reader sees: delimiters, a $...$ pair, a \command or a ^{ or _{
+    //    outside code and outside what MathJax typeset.
+    const rawTex = /\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*\$|\\[A-Za-z]+|[_^]\{/;
     const skip = 'script, style, pre, code, textarea, mjx-container, .highlight, .MathJax';
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let node; (node = walker.nextNode()); ) {
@@ -181,7 +192,7 @@ INSPECT = r"""async () => {
         const text = eqno ? eqno.textContent.trim() : '';
         if (!/^\(\d+(\.\d+)*\)/.test(text)) {
             problems.push(`numbered equation #${el.id} shows no number${where(el)}`);
-        } else if (visible(el) && !visible(eqno)) {
+        } else if (visible(el) && !shown(eqno)) {
             problems.push(`the number of equation #${el.id} is hidden${where(el)}`);
         }
     }
@@ -211,45 +222,55 @@ def inspect(page):
 
 
 # Runs in the page: elements of the text column that stick out to the right of the window, unless
-# an ancestor that scrolls sideways (a code cell, a wide table, a display equation) holds them.
+# an ancestor that scrolls sideways (a code cell, a wide table, a display equation) holds them;
+# and content cut off by a box that hides its overflow (the theme clips inline math).
 OVERFLOW = r"""() => {
     const width = document.documentElement.clientWidth;
-    const out = [];
-    const scrolls = (el) => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+    const out = [], cut = [];
+    const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
     const article = document.querySelector('article') || document.body;
+    const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+        (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+    const text = (el) => (el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 60);
     for (const el of article.querySelectorAll('*')) {
         const box = el.getBoundingClientRect();
-        if (box.width === 0 || box.right <= width + 1) continue;
+        if (box.width === 0) continue;
+        const style = getComputedStyle(el);
+        // (MathJax's own parts clip on purpose: its hidden copy for screen readers, glyph pieces.)
+        const mathPart = el.closest('mjx-container') && el.tagName !== 'MJX-CONTAINER';
+        if (!mathPart && ['hidden', 'clip'].includes(style.overflowX) && el.scrollWidth > el.clientWidth + 1) {
+            cut.push(`${name(el)} cuts off ${el.scrollWidth - el.clientWidth} px: "${text(el)}"`);
+        }
+        if (box.right <= width + 1) continue;
         let contained = false;
         for (let a = el.parentElement; a && a !== article.parentElement; a = a.parentElement) {
             if (scrolls(a) && a.getBoundingClientRect().right <= width + 1) { contained = true; break; }
         }
         if (!contained && !out.some((o) => o.el.contains(el))) out.push({el, right: box.right});
     }
-    const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
-        (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
     return {
         pageScroll: document.documentElement.scrollWidth - width,
-        sticking: out.map((o) => `${name(o.el)} reaches ${Math.round(o.right)} px: "${
-            (o.el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 60)}"`),
+        sticking: out.map((o) => `${name(o.el)} reaches ${Math.round(o.right)} px: "${text(o.el)}"`),
+        cut,
     };
 }"""
 
 
 def overflow(page):
-    """How far the page scrolls sideways, and what sticks out past the window's right edge."""
+    """How far the page scrolls sideways, what sticks out past the window's right edge, and what
+    a box cuts off: ``{"pageScroll": px, "sticking": [...], "cut": [...]}``."""
     return page.evaluate(OVERFLOW)
 
 
 def screenshots(html=HTML, out=ROOT / "_build" / "screenshots", names=None, browser=None):
     """Write the top of every page (or of ``names``), light and dark, as PNGs into ``out``.
 
-    Returns the paths written. Anything that went wrong while loading is printed. Without a
-    ``browser``, the system Chromium is started for it.
+    Returns ``(paths written, problems seen while loading)``; the problems are also printed.
+    Without a ``browser``, the system Chromium is started for it.
     """
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, problems = [], []
     with contextlib.nullcontext(browser) if browser else chromium() as browser:
         for mode in ("light", "dark"):
             reader = Reader(browser, mode=mode)
@@ -261,12 +282,14 @@ def screenshots(html=HTML, out=ROOT / "_build" / "screenshots", names=None, brow
                 written.append(path)
             for problem in reader.problems:
                 print(f"{mode}: {problem}", file=sys.stderr)
+            problems += reader.problems
             reader.close()
-    return written
+    return written, problems
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] != "screenshots":
         raise SystemExit(__doc__)
-    paths = screenshots(sys.argv[2] if len(sys.argv) > 2 else HTML)
+    paths, problems = screenshots(sys.argv[2] if len(sys.argv) > 2 else HTML)
     print(f"{len(paths)} screenshots in {paths[0].parent}")
+    sys.exit(1 if problems else 0)

@@ -6,7 +6,8 @@ uncaught exception, no failed request and no request to the network, the Colab l
 opening the intended notebook, and a text column that fits a 390 px phone. Chapter pages also:
 folded solutions open when clicked, the search finds "positional encoding", dark mode toggles,
 and the download button gives the chapter's notebook. The last tests break a page on purpose
-and check that these checks fail.
+and check that these checks fail: they exercise the helpers of ``scripts/book_browser.py``
+that the tests above are thin wrappers around.
 
 They read ``_build/html`` (built first if it is missing: ``jupyter-book build .``) with the
 system's Chromium (``apt-get install chromium``); see ``scripts/book_browser.py``.
@@ -16,7 +17,6 @@ import functools
 import http.server
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -69,7 +69,7 @@ def test_every_built_page_is_checked(book):
 def test_page_reads_correctly_offline(reader, book, name):
     page = reader.open(book / name)
     found = bb.inspect(page)
-    problems = found["problems"] + reader.problems
+    problems = found["problems"] + bb.overflow(page)["cut"] + reader.problems
     assert not problems, f"{name}:\n" + "\n".join(problems)
     if name in CHAPTERS:  # the checks above looked at something
         assert found["equations"] > 50 and found["numbered"] >= 1 and found["images"] >= 3, found
@@ -102,6 +102,9 @@ def test_launch_button_opens_the_intended_notebook(reader, book, name):
     page.locator(".dropdown-launch-buttons > button.dropdown-toggle").click()
     assert colab.is_visible()
     assert colab.get_attribute("href") == colab_url(name)
+    # The form Colab reads, spelled out, in case colab_url() and the theme drift together.
+    assert re.fullmatch(r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w.-]+/"
+                        rf"colab/chapters/{pathlib.Path(name).stem}\.ipynb", colab.get_attribute("href"))
 
 
 @pytest.mark.parametrize("name", CHAPTERS)
@@ -120,7 +123,10 @@ def test_download_button_gives_the_chapter_notebook(reader, book, name):
 def test_folded_solutions_open_when_clicked(reader, book, name):
     page = reader.open(book / name)
     solutions = page.locator("div.solution.dropdown")
-    assert solutions.count() >= 3
+    assert page.locator("div.solution:not(.dropdown)").count() == 0, "a solution is not folded"
+    chapter = nbformat.read(ROOT / name.replace(".html", ".ipynb"), as_version=4)
+    starts = sum(c.source.startswith("```{solution-start}") for c in chapter.cells if c.cell_type == "markdown")
+    assert solutions.count() == starts >= 3
     for i in range(solutions.count()):
         solution = solutions.nth(i)
         body = solution.locator(":scope > :not(.admonition-title)").first
@@ -204,8 +210,8 @@ def test_text_column_fits_a_phone(browser, book, name):
     page = reader.open(book / name)
     found = bb.overflow(page)
     reader.close()
-    assert found["pageScroll"] <= 0 and not found["sticking"], "\n".join(
-        [f"{name} scrolls {found['pageScroll']} px sideways"] + found["sticking"])
+    assert found["pageScroll"] <= 0 and not found["sticking"] and not found["cut"], "\n".join(
+        [f"{name} scrolls {found['pageScroll']} px sideways"] + found["sticking"] + found["cut"])
 
 
 # The checks, shown to fail: a copy of chapter 2 with one defect of each kind, beside the book's
@@ -229,6 +235,9 @@ def test_the_checks_catch_a_broken_page(reader, book, tmp_path):
             r'\(\frac{1}\)</span>.</p>'
             '<p>A missing figure: <img alt="gone" src="../_images/no-such-figure.png"/></p>'
             '<p><span style="display: inline-block; width: 900px">A line wider than a phone.</span></p>'
+            r'<p>Typed but never typeset: $QK^\top$ and \alpha_{ij}.</p>'
+            '<p><span style="display: inline-block; max-width: 100px; overflow: hidden; white-space: nowrap">'
+            'A long line that a box with hidden overflow cuts off.</span></p>'
             '<script>console.error("a deliberate console error")</script>'
             '<script>notAFunction()</script>'
         )
@@ -243,12 +252,24 @@ def test_the_checks_catch_a_broken_page(reader, book, tmp_path):
     assert re.search(r"failed request: file://.*no-such-figure\.png", problems)
     assert "numbered equation #equation-eq-attention-masked shows no number" in problems
     assert "console error: a deliberate console error" in problems
+    assert 'raw TeX "$QK^\\top$" in text' in problems, problems
     assert "uncaught exception: notAFunction is not defined" in problems
 
     phone = bb.Reader(reader.context.browser, width=390, height=844)
     found = bb.overflow(phone.open(page.url))
     phone.close()
     assert found["pageScroll"] > 400 and any("A line wider than a phone" in s for s in found["sticking"])
+    assert any("A long line that a box with hidden overflow cuts off" in s for s in found["cut"])
+
+
+def test_the_checks_catch_a_hidden_equation_number(reader, book, tmp_path):
+    for hide in ("visibility: hidden", "color: transparent", "opacity: 0"):
+        style = f"<style>#equation-eq-attention-masked .eqno {{ {hide} }}</style>"
+        folder = tmp_path / hide.split(":")[0]
+        folder.mkdir()
+        page = reader.open(broken_copy(book, folder, lambda html: html.replace("</head>", style + "</head>", 1)))
+        assert "the number of equation #equation-eq-attention-masked is hidden" in "\n".join(
+            bb.inspect(page)["problems"]), hide
 
 
 def test_the_checks_catch_math_from_a_cdn(reader, book, tmp_path):
@@ -265,7 +286,9 @@ def test_the_checks_catch_math_from_a_cdn(reader, book, tmp_path):
 def test_screenshots_light_and_dark(browser, book, tmp_path):
     import matplotlib.image
 
-    paths = bb.screenshots(book, tmp_path, names=["intro.html", "chapters/02_attention.html"], browser=browser)
+    paths, problems = bb.screenshots(book, tmp_path, names=["intro.html", "chapters/02_attention.html"],
+                                     browser=browser)
+    assert not problems
     assert sorted(p.name for p in paths) == ["chapters-02_attention-dark.png", "chapters-02_attention-light.png",
                                              "intro-dark.png", "intro-light.png"]
     for page in ("intro", "chapters-02_attention"):
