@@ -1,11 +1,13 @@
-"""Training-step throughput of MinTransformer against the same model built from Keras's layers.
+"""Training-step throughput of MinTransformer against the same model built from Keras's and KerasHub's layers.
 
-    python benchmarks/train_throughput.py [--steps 30] [--rounds 3]
+    python benchmarks/train_throughput.py [--quick] [--steps 30] [--rounds 3]
 
-The reference has the same shape and the same number of weights, but uses
-keras.layers.MultiHeadAttention, keras.layers.LayerNormalization and keras.layers.Dense.
-Both are trained with model.fit on the same batches, alternately, with and without
-jit_compile; the script prints target tokens per second and the ratio ours / reference.
+Two references have the same shape and the same number of weights: one built from
+keras.layers.MultiHeadAttention, keras.layers.LayerNormalization and keras.layers.Dense
+(``KerasReference`` below), one from keras_hub.layers.TransformerEncoder and TransformerDecoder
+(``KerasHubTransformer`` in keras_hub_transformer.py). All three are trained with model.fit on
+the same batch, in turn within each round, with and without jit_compile; the script prints
+target tokens per second and the ratios ours / reference.
 """
 
 import argparse
@@ -15,9 +17,11 @@ import time
 
 import mintransformer as mt  # first: keeps TensorFlow's start-up log lines quiet
 import keras  # noqa: E402
+import keras_hub
 import numpy as np
 import tensorflow as tf
 from keras import layers, ops
+from keras_hub_transformer import KerasHubTransformer
 
 
 class KerasReference(keras.Model):
@@ -76,7 +80,9 @@ def make_batch(batch, length, vocab, seed):
 def throughput(model, data, steps, jit):
     x, y = data
     batches = tf.data.Dataset.from_tensors(data).repeat()
-    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss=mt.masked_loss, jit_compile=jit)
+    # No metrics for any model (KerasHub's Seq2SeqLM.compile would add an accuracy by default).
+    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss=mt.masked_loss, weighted_metrics=None,
+                  jit_compile=jit)
     model.fit(batches, steps_per_epoch=3, epochs=1, shuffle=False, verbose=0)  # trace + warm up
     start = time.perf_counter()
     model.fit(batches, steps_per_epoch=steps, epochs=1, shuffle=False, verbose=0)
@@ -88,24 +94,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="smoke test: 1 round of 3 steps")
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.rounds = 3, 1
     shape = dict(num_layers=2, d_model=128, num_heads=4, dff=512)
     vocab, batch, length = 64, 64, 32
     data = make_batch(batch, length, vocab, seed=0)
     keras.utils.set_random_seed(0)
     ours = mt.MinTransformer(**shape, input_vocab_size=vocab, target_vocab_size=vocab, max_length=64)
     reference = KerasReference(**shape, vocab_size=vocab, max_length=64, dropout=0.1)
-    ours(data[0]), reference(data[0])
-    print(f"shape {shape}, vocab {vocab}, batch {batch}, length {length}")
-    print(f"weights: ours {ours.count_params():,}, reference {reference.count_params():,}")
-    print(f"{'jit_compile':>11} {'ours tok/s':>11} {'keras tok/s':>12} {'ours/keras':>10}")
+    hub = KerasHubTransformer(**shape, vocab_size=vocab, dropout=0.1)
+    models = {"ours": ours, "keras": reference, "keras_hub": hub}
+    for model in models.values():
+        model(data[0])
+    print(f"shape {shape}, vocab {vocab}, batch {batch}, length {length}; KerasHub {keras_hub.__version__}")
+    print("weights: " + ", ".join(f"{name} {model.count_params():,}" for name, model in models.items()))
+    print(f"{'jit_compile':>11} {'ours tok/s':>11} {'keras tok/s':>12} {'keras_hub tok/s':>16} "
+          f"{'ours/keras':>10} {'ours/keras_hub':>14}")
     for jit in (False, True):
-        mine, theirs = [], []
-        for _ in range(args.rounds):  # alternate, so drift in machine load hits both
-            mine.append(throughput(ours, data, args.steps, jit))
-            theirs.append(throughput(reference, data, args.steps, jit))
-        a, b = statistics.median(mine), statistics.median(theirs)
-        print(f"{str(jit):>11} {a:>11,.0f} {b:>12,.0f} {a / b:>10.2f}")
+        rates = {name: [] for name in models}
+        for _ in range(args.rounds):  # alternate, so drift in machine load hits all three
+            for name, model in models.items():
+                rates[name].append(throughput(model, data, args.steps, jit))
+        a, b, c = (statistics.median(rates[name]) for name in models)
+        print(f"{str(jit):>11} {a:>11,.0f} {b:>12,.0f} {c:>16,.0f} {a / b:>10.2f} {a / c:>14.2f}")
 
 
 if __name__ == "__main__":

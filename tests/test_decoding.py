@@ -84,7 +84,7 @@ def _log_probs_of(model, source, tokens):
     """log p(tokens[t] | source, start + tokens[:t]) for one source row, pad and start banned."""
     prefix = np.array([[START] + list(tokens[:-1])], "int32")
     logits = model((source[None], prefix), training=False).numpy()[0]  # (n, V)
-    return _log_probs(logits, [0, START])[np.arange(len(tokens)), tokens]
+    return _log_probs(logits, [0, START]).numpy()[np.arange(len(tokens)), tokens]
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
@@ -156,3 +156,94 @@ def test_length_penalty_matches_wu_et_al():
 def test_decoding_rejects_a_max_length_beyond_the_model(model, source):
     with pytest.raises(ValueError, match="max_length=41.*max_length=40"):
         mt.greedy_decode(model, source, START, END, max_length=41)
+
+
+def test_sequences_that_finish_at_different_steps_agree_across_paths(model, source):
+    """End id = a token that rows emit at different steps: each row stops on its own."""
+    free = mt.greedy_decode(model, source, START, END, max_length=10)  # END is never emitted here
+    end = int(free[0, 2])
+    first = [int(np.flatnonzero(row == end)[0]) if end in row else None for row in free]
+    assert len(set(first)) > 1, first  # the rows finish at different steps
+    cached = mt.greedy_decode(model, source, START, end, max_length=10)
+    for path in ({"use_cache": False}, {"use_cache": False, "encode_once": True}):
+        np.testing.assert_array_equal(mt.greedy_decode(model, source, START, end, 10, **path), cached)
+    for row, stop, got in zip(free, first, cached):
+        expected = row if stop is None else np.concatenate([row[: stop + 1], np.zeros(9 - stop, "int32")])
+        np.testing.assert_array_equal(got, expected)
+    beams = [mt.beam_search(model, source, START, end, 10, beam_size=3, **path)
+             for path in ({}, {"use_cache": False}, {"use_cache": False, "encode_once": True})]
+    np.testing.assert_array_equal(beams[0], beams[1])
+    np.testing.assert_array_equal(beams[0], beams[2])
+
+
+def test_the_loop_stops_when_every_sequence_has_finished(model, source):
+    """The compiled loop runs no step after the last sequence's end: count the decoder steps."""
+    import tensorflow as tf
+
+    free = mt.greedy_decode(model, source, START, END, max_length=12)
+    end = int(free[0, 0])  # row 0 ends at step 0; the others when they first emit it, if ever
+    steps = tf.Variable(0)
+
+    class Counting:  # the model, with its cached step counted
+        def __getattr__(self, name):
+            return getattr(model, name)
+
+        def decode_step(self, *args):
+            steps.assign_add(1)
+            return model.decode_step(*args)
+
+    out = mt.decoding.greedy_tokens(Counting(), tf.constant(source), START, end, 12)
+    last = max(int(np.flatnonzero(row == end)[0]) if end in row else 11 for row in free)
+    assert int(steps.numpy()) == last + 1
+    np.testing.assert_array_equal(out.numpy(), mt.greedy_decode(model, source, START, end, 12))
+
+
+def test_sampling_is_reproducible_and_respects_the_seed(model, source):
+    a = mt.sample_decode(model, source, START, END, 10, seed=7)
+    np.testing.assert_array_equal(a, mt.sample_decode(model, source, START, END, 10, seed=7))
+    assert (a != mt.sample_decode(model, source, START, END, 10, seed=8)).any()
+    np.testing.assert_array_equal(a, mt.sample_decode(model, source, START, END, 10, seed=7, use_cache=False))
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        mt.sample_decode(model, source, START, END, 10, temperature=0)
+
+
+# A fixed next-token table: probabilities 0.4, 0.3, 0.15, 0.1, 0.05 for ids 0..4.
+TABLE = np.log(np.array([0.4, 0.3, 0.15, 0.1, 0.05]))
+
+
+@pytest.mark.parametrize("temperature, top_k, top_p, expected", [
+    (1.0, None, 1.0, [0.4, 0.3, 0.15, 0.1, 0.05]),
+    (2.0, None, 1.0, np.sqrt([0.4, 0.3, 0.15, 0.1, 0.05]) / np.sqrt([0.4, 0.3, 0.15, 0.1, 0.05]).sum()),
+    (0.5, None, 1.0, np.square([0.4, 0.3, 0.15, 0.1, 0.05]) / np.square([0.4, 0.3, 0.15, 0.1, 0.05]).sum()),
+    (1.0, 2, 1.0, [0.4 / 0.7, 0.3 / 0.7, 0, 0, 0]),
+    (1.0, None, 0.8, [0.4 / 0.85, 0.3 / 0.85, 0.15 / 0.85, 0, 0]),  # 0.4 + 0.3 < 0.8 <= 0.85
+    (1.0, None, 0.7, [0.4 / 0.7, 0.3 / 0.7, 0, 0, 0]),  # exactly reached by two ids
+    (1.0, 3, 0.5, [0.4 / 0.7, 0.3 / 0.7, 0, 0, 0]),  # top-k first, then the nucleus of what is left
+])
+def test_sampling_draws_from_the_restricted_distribution(temperature, top_k, top_p, expected):
+    import tensorflow as tf
+
+    rows = 40_000
+    log_probs = tf.constant(np.tile(TABLE, (rows, 1)))
+    draws = mt.decoding._sample(log_probs, tf.constant(3), temperature, top_k, top_p, seed=11).numpy()
+    frequencies = np.bincount(draws, minlength=5) / rows
+    # 40,000 draws: a frequency's standard error is at most 0.0025; 4 of them is 0.01.
+    np.testing.assert_allclose(frequencies, expected, atol=0.01)
+    assert (frequencies[np.asarray(expected) == 0] == 0).all()
+
+
+def test_the_greedy_loop_exports_in_a_saved_model(model, source, tmp_path):
+    import tensorflow as tf
+
+    class Decoder(tf.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        def __call__(self, source):
+            return mt.decoding.greedy_tokens(self.model, source, START, END, 9)
+
+    tf.saved_model.save(Decoder(model), str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    np.testing.assert_array_equal(loaded(tf.constant(source)).numpy(), mt.greedy_decode(model, source, START, END, 9))

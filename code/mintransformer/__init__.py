@@ -16,7 +16,8 @@ with quiet_stderr():
 
 from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
 from .decoder import Decoder, DecoderLayer
-from .decoding import beam_search, greedy_decode, length_penalty
+from . import decoding
+from .decoding import beam_search, beam_tokens, greedy_decode, greedy_tokens, length_penalty, sample_decode
 from .encoder import Encoder, EncoderLayer
 from .feedforward import FeedForward
 from .layernorm import LayerNormalization
@@ -38,5 +39,6 @@ __all__ = [
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
     "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
     "masked_accuracy", "MaskedAccuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
+    "sample_decode", "greedy_tokens", "beam_tokens",
     "length_penalty", "quiet_stderr", "StepLossHistory",
 ]

@@ -40,7 +40,8 @@ class DecoderLayer(keras.layers.Layer):
         self.norm3 = LayerNormalization(name="norm3")
         self.residual_dropout = keras.layers.Dropout(dropout)
 
-    def build(self, x_shape, context_shape):
+    def build(self, x_shape, context_shape=None):
+        context_shape = x_shape if context_shape is None else context_shape  # a step has no context
         build_once(self.self_attention, x_shape, x_shape, x_shape)
         build_once(self.cross_attention, x_shape, context_shape, context_shape)
         build_once(self.ffn, x_shape)
@@ -48,27 +49,43 @@ class DecoderLayer(keras.layers.Layer):
             build_once(norm, x_shape)
 
     def call(self, x, context, self_mask=None, cross_mask=None, training=False,
-             return_attention_scores=False):
-        # 1. Masked self-attention: position t sees target positions <= t only.
-        h = self.norm1(x) if self.norm_first else x
-        y, self_weights = self.self_attention(
-            h, h, h, mask=self_mask, training=training, return_attention_scores=True
-        )  # (B, T, D), (B, h, T, T)
-        x = residual(x, y, self.norm1, self.residual_dropout, self.norm_first, training)
-        # 2. Cross-attention: decoder queries, encoder keys and values.
-        h = self.norm2(x) if self.norm_first else x
-        y, cross_weights = self.cross_attention(
-            h, context, context, mask=cross_mask, training=training, return_attention_scores=True
-        )  # (B, T, D), (B, h, T, S)
-        x = residual(x, y, self.norm2, self.residual_dropout, self.norm_first, training)
-        # 3. Position-wise feed-forward network.
-        h = self.norm3(x) if self.norm_first else x
-        y = self.ffn(h, training=training)
-        x = residual(x, y, self.norm3, self.residual_dropout, self.norm_first, training)
+             return_attention_scores=False, cache=None, position=None):
+        """The full pass over all T positions, or, with ``cache``, a decoding step.
+
+        With ``cache`` (see ``step``), ``x`` holds the new position(s) from ``position`` on:
+        their keys and values are written into the cache's buffers, self-attention runs over
+        the whole buffer (``self_mask`` says which slots to see), cross-attention uses the
+        cached encoder keys and values (``context`` is not read), and the result is
+        ``(x, updated cache)``. The same three sub-layers serve both.
+        """
+        def self_attention(h):  # 1. masked self-attention: position t sees target positions <= t
+            keys, values = self.self_attention.project_key_value(h, h)  # (B, h, T, d_k) each
+            if cache is not None:  # decoding: write them into their slots, attend to the buffer
+                keys = ops.slice_update(cache["keys"], (0, 0, position, 0), keys)  # (B, h, L, d_k)
+                values = ops.slice_update(cache["values"], (0, 0, position, 0), values)
+            y, weights = self.self_attention.attend(h, keys, values, mask=self_mask, training=training)
+            return y, (weights, keys, values)  # (B, T, D), (B, h, T, T or L)
+
+        def cross_attention(h):  # 2. decoder queries; encoder keys and values
+            if cache is None:
+                keys, values = self.cross_attention.project_key_value(context, context)  # (B, h, S, d_k)
+            else:  # computed once per source (Decoder.start_cache)
+                keys, values = cache["cross_keys"], cache["cross_values"]
+            return self.cross_attention.attend(h, keys, values, mask=cross_mask, training=training)
+
+        def feed_forward(h):  # 3. the position-wise feed-forward network
+            return self.ffn(h, training=training), None
+
+        x, (self_weights, keys, values) = residual(
+            x, self_attention, self.norm1, self.residual_dropout, self.norm_first, training)
+        x, cross_weights = residual(x, cross_attention, self.norm2, self.residual_dropout, self.norm_first, training)
+        x, _ = residual(x, feed_forward, self.norm3, self.residual_dropout, self.norm_first, training)
+        if cache is not None:
+            return x, dict(cache, keys=keys, values=values)
         return (x, (self_weights, cross_weights)) if return_attention_scores else x
 
     def step(self, x, cache, position, cross_mask=None, is_token=None):
-        """Decode one new position with a key/value cache (same result as ``call``).
+        """Decode one new position with a key/value cache (same result as the full ``call``).
 
         Args:
             x: the new position's input, (B, 1, D).
@@ -86,27 +103,14 @@ class DecoderLayer(keras.layers.Layer):
             The self-attention mask is the same as ``decoder_self_mask`` in ``call``: keys at
             positions <= ``position`` that are not padding.
         """
-        # 1. Self-attention: project only the new position, write it into its cache slot.
-        h = self.norm1(x) if self.norm_first else x
-        k_new, v_new = self.self_attention.project_key_value(h, h)  # (B, h, 1, d_k) each
-        slots = ops.arange(ops.shape(cache["keys"])[2])  # (L,)
-        write = ops.equal(slots, position)  # (L,): the slot of this position
-        keys = ops.where(write[:, None], k_new, cache["keys"])  # (B, h, L, d_k)
-        values = ops.where(write[:, None], v_new, cache["values"])  # (B, h, L, d_k)
         if is_token is None:
             is_token = ops.ones((ops.shape(x)[0], 1), dtype="bool")
-        tokens = ops.where(write[None, :], is_token, cache["is_token"])  # (B, L)
+        tokens = ops.slice_update(cache["is_token"], (0, position), is_token)  # (B, L)
+        slots = ops.arange(ops.shape(tokens)[1])  # (L,)
         seen = ops.logical_and(ops.less_equal(slots, position)[None, :], tokens)  # (B, L)
-        y, _ = self.self_attention.attend(h, keys, values, mask=seen[:, None, None, :])  # mask (B, 1, 1, L)
-        x = residual(x, y, self.norm1, self.residual_dropout, self.norm_first)
-        # 2. Cross-attention over the cached encoder keys/values.
-        h = self.norm2(x) if self.norm_first else x
-        y, _ = self.cross_attention.attend(h, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
-        x = residual(x, y, self.norm2, self.residual_dropout, self.norm_first)
-        # 3. Feed-forward network.
-        h = self.norm3(x) if self.norm_first else x
-        x = residual(x, self.ffn(h), self.norm3, self.residual_dropout, self.norm_first)
-        return x, dict(cache, keys=keys, values=values, is_token=tokens)
+        x, cache = self(x, None, self_mask=seen[:, None, None, :], cross_mask=cross_mask,
+                        cache=cache, position=position)  # mask (B, 1, 1, L)
+        return x, dict(cache, is_token=tokens)
 
     def get_config(self):
         config = super().get_config()

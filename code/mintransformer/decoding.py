@@ -1,88 +1,238 @@
-"""Decoding a trained model: greedy search and beam search, with or without a key/value cache."""
+"""Decoding a trained model: greedy search, sampling and beam search, each one compiled loop.
+
+Each decoder runs its whole loop inside one TensorFlow graph (``tf.while_loop``): no Python
+between steps, no copy of the logits to NumPy, and the loop stops as soon as every sequence has
+emitted its end token. Three ways of computing the next token's logits plug into the same loop:
+
+- with the key/value cache (``use_cache=True``, the default): one new position through the
+  decoder per step (``MinTransformer.decode_step``);
+- the encoder output computed once, the decoder re-run on the whole prefix (``encode_once``);
+- the whole model re-run on the whole prefix (``use_cache=False``).
+
+The last two are the baselines that chapter 9 and ``benchmarks/decode_cache.py`` measure the
+cache against; all three give the same tokens.
+
+``greedy_tokens`` and ``beam_tokens`` are the loops themselves, tensors in and tensors out, to
+call inside any ``tf.function`` (chapter 9 exports one in a SavedModel). ``greedy_decode``,
+``sample_decode`` and ``beam_search`` compile them once per model and return NumPy arrays.
+"""
 
 import weakref
 
 import numpy as np
 import tensorflow as tf
-from keras import ops
 
-# One pair of compiled functions per model, built on first use (tracing costs seconds). The
-# functions reach the model through a weak reference only: a value that held the model strongly
-# would keep its own key alive, and every model ever decoded would stay in memory.
-_COMPILED = weakref.WeakKeyDictionary()
-
-
-def _compiled(model):
-    if model not in _COMPILED:
-        ref = weakref.ref(model)
-        _COMPILED[model] = {
-            # Uncached: the whole model on the whole prefix; any prefix length, one trace.
-            "full": tf.function(
-                lambda source, target: ref()((source, target), training=False)[:, -1],
-                reduce_retracing=True,
-            ),
-            # Encoder output reused, no key/value cache: the decoder on the whole prefix.
-            "decoder": tf.function(
-                lambda context, source, target: ref().decode(target, context, source)[:, -1],
-                reduce_retracing=True,
-            ),
-            # Cached: one new position; fixed shapes, so one trace per batch size and length.
-            "step": tf.function(lambda *args: ref().decode_step(*args), reduce_retracing=True),
-        }
-    return _COMPILED[model]
+NEG_INF = float("-inf")
 
 
 def _log_probs(logits, banned_ids):
-    """log_softmax over the vocabulary, with ``banned_ids`` made impossible. (N, V) -> NumPy (N, V)."""
-    logits = np.array(logits, dtype=np.float64)
-    logits[:, banned_ids] = -np.inf
-    logits -= logits.max(axis=-1, keepdims=True)
-    return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    """log_softmax over the vocabulary in float64, ``banned_ids`` made impossible: (N, V) -> (N, V)."""
+    logits = tf.cast(logits, tf.float64)
+    banned = tf.reduce_any(tf.equal(tf.range(tf.shape(logits)[-1])[:, None], banned_ids), axis=1)  # (V,)
+    return tf.nn.log_softmax(tf.where(banned, tf.constant(NEG_INF, tf.float64), logits))
 
 
-class _Stepper:
-    """Next-token logits for a batch of growing prefixes: with the key/value cache, with the
-    encoder output computed once (``encode_once``), or re-running the whole model."""
+def _stepper(model, source, max_length, use_cache, encode_once):
+    """``(state, step)``: ``step(state, tokens (N, 1), t)`` -> ``(logits (N, V), state)``.
 
-    def __init__(self, model, source, start_id, max_length, use_cache, encode_once=False):
-        self.model, self.source, self.use_cache = model, source, use_cache
-        self.fns = _compiled(model)
-        batch = source.shape[0]
-        self.prefix = np.full((batch, 1), start_id, dtype=np.int32)  # (N, t + 1)
-        self.context = model.encode(source) if encode_once and not use_cache else None  # (N, S, D)
-        if use_cache:
-            self.caches = model.start_cache(source, max_length)
+    ``tokens`` stand at position ``t`` of the target; the logits are for position ``t + 1``.
+    Every tensor in ``state`` has the batch on its first axis, so beam search can reorder it.
+    """
+    if use_cache:
+        def cached(caches, tokens, t):
+            return model.decode_step(tokens, t, caches, source)
 
-    def logits(self):
-        """Logits (N, V) for the position after the current prefix."""
-        if self.context is not None:
-            return self.fns["decoder"](self.context, self.source, tf.constant(self.prefix)).numpy()
-        if not self.use_cache:
-            return self.fns["full"](self.source, tf.constant(self.prefix)).numpy()
-        position = self.prefix.shape[1] - 1
-        logits, self.caches = self.fns["step"](
-            tf.constant(self.prefix[:, -1:]), tf.constant(position), self.caches, self.source
-        )
-        return logits.numpy()
+        return model.start_cache(source, max_length), cached
+    context = model.encode(source) if encode_once else None  # (N, S, D)
 
-    def advance(self, tokens, order=None):
-        """Append ``tokens`` (N,); ``order`` (N,) first reorders the rows (beam search)."""
-        if order is not None:
-            self.prefix = self.prefix[order]
-            if self.context is not None:
-                self.context = ops.take(self.context, order, axis=0)
-            if self.use_cache:
-                self.caches = [{k: ops.take(v, order, axis=0) for k, v in c.items()} for c in self.caches]
-        self.prefix = np.concatenate([self.prefix, tokens[:, None].astype(np.int32)], axis=1)
+    def uncached(prefix, tokens, t):
+        prefix = tf.tensor_scatter_nd_update(  # (N, max_length): the tokens fed so far, then pad
+            prefix, tf.stack([tf.range(tf.shape(prefix)[0]), tf.fill(tf.shape(prefix)[:1], t)], 1), tokens[:, 0])
+        target = prefix[:, : t + 1]  # (N, t + 1): the whole prefix, every step
+        if context is None:
+            logits = model((source, target), training=False)
+        else:
+            logits = model.decode(target, context, source)
+        return logits[:, -1], prefix
+
+    return tf.fill([tf.shape(source)[0], max_length], model.pad_id), uncached
 
 
-def _check(model, source_tokens, max_length):
+def _reorder(state, order):
+    """The per-hypothesis state in a new row order (beam search); what depends only on the
+    source (cross-attention keys and values) is the same for every beam of a sequence."""
+    if isinstance(state, list):  # the key/value caches
+        return [dict(c, keys=tf.gather(c["keys"], order), values=tf.gather(c["values"], order),
+                     is_token=tf.gather(c["is_token"], order)) for c in state]
+    return tf.gather(state, order)  # the uncached prefix
+
+
+def _sample(log_probs, t, temperature, top_k, top_p, seed):
+    """One id per row (N,), drawn from the log-probabilities (N, V) after temperature, top-k, top-p.
+
+    Reproducible: the random draw of step ``t`` depends only on ``(seed, t)``.
+    """
+    logits = log_probs / temperature
+    if top_k:  # keep the k most probable ids
+        kth = tf.math.top_k(logits, top_k).values[:, -1:]  # (N, 1)
+        logits = tf.where(logits < kth, NEG_INF, logits)
+    if top_p < 1.0:  # keep the fewest most probable ids whose probabilities sum to >= top_p
+        ordered = tf.sort(logits, axis=-1, direction="DESCENDING")  # (N, V)
+        before = tf.cumsum(tf.nn.softmax(ordered), axis=-1, exclusive=True)  # mass above each id
+        threshold = tf.reduce_min(tf.where(before < top_p, ordered, np.inf), axis=-1, keepdims=True)
+        logits = tf.where(logits < threshold, NEG_INF, logits)
+    uniform = _uniform(seed, t, tf.shape(logits)[0])  # (N,)
+    cumulative = tf.cumsum(tf.nn.softmax(logits), axis=-1)  # (N, V)
+    drawn = tf.reduce_sum(tf.cast(cumulative <= uniform[:, None], tf.int32), axis=-1)  # inverse CDF
+    # Rounding can leave the total just below 1: never past the last id that has a probability.
+    last = tf.shape(logits)[-1] - 1 - tf.argmax(tf.reverse(logits > NEG_INF, [-1]), axis=-1, output_type=tf.int32)
+    return tf.minimum(drawn, last)
+
+
+def _uniform(seed, t, rows):
+    """``rows`` numbers in [0, 1), one per row, from ``(seed, t, row)`` alone.
+
+    An integer hash (Wellons's "lowbias32") rather than tf.random: the cached loop is compiled
+    by XLA and the uncached baselines are not, and TensorFlow's stateless generators give other
+    numbers under XLA inside a loop. Integer arithmetic gives the same bits everywhere.
+    """
+    def mix(x):
+        x = tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, 16)) * tf.constant(0x7FEB352D, tf.uint32)
+        x = tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, 15)) * tf.constant(0x846CA68B, tf.uint32)
+        return tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, 16))
+
+    key = mix(mix(tf.constant(seed, tf.uint32)) + tf.cast(t, tf.uint32))
+    return tf.cast(mix(key + tf.cast(tf.range(rows), tf.uint32)), tf.float64) / 2.0**32
+
+
+def greedy_tokens(model, source, start_id, end_id, max_length, use_cache=True, encode_once=False,
+                  temperature=0.0, top_k=None, top_p=1.0, seed=0):
+    """The greedy (or sampling) loop in the graph: source (B, S) int32 -> tokens (B, max_length).
+
+    ``temperature=0`` picks the most probable id at every step; ``temperature > 0`` samples
+    (see ``sample_decode``). Call it inside a ``tf.function``; the arguments other than
+    ``source`` are Python values.
+    """
+    batch = tf.shape(source)[0]
+    state, step = _stepper(model, source, max_length, use_cache, encode_once)
+    banned = [model.pad_id, start_id]  # never generated
+
+    def body(t, tokens, state, output, done):
+        logits, state = step(state, tokens, t)  # (B, V)
+        log_probs = _log_probs(logits, banned)
+        if temperature:
+            next_ids = _sample(log_probs, t, temperature, top_k, top_p, seed)
+        else:
+            next_ids = tf.argmax(log_probs, axis=-1, output_type=tf.int32)  # (B,)
+        next_ids = tf.where(done, model.pad_id, next_ids)  # a finished sequence only pads
+        output = tf.tensor_scatter_nd_update(output, tf.stack([tf.range(batch), tf.fill([batch], t)], 1), next_ids)
+        return t + 1, next_ids[:, None], state, output, done | tf.equal(next_ids, end_id)
+
+    def running(t, tokens, state, output, done):
+        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(done)))
+
+    start = (tf.constant(0), tf.fill([batch, 1], start_id), state,
+             tf.fill([batch, max_length], model.pad_id), tf.zeros([batch], tf.bool))
+    return tf.while_loop(running, body, start)[3]
+
+
+def length_penalty(length, alpha):
+    """Wu et al. (2016): lp(Y) = (5 + |Y|)^alpha / (5 + 1)^alpha."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def beam_tokens(model, source, start_id, end_id, max_length, beam_size=4, alpha=0.6,
+                use_cache=True, encode_once=False):
+    """The beam search loop in the graph: source (B, S) int32 -> tokens (B, max_length).
+
+    See ``beam_search``. Call it inside a ``tf.function``; the arguments other than ``source``
+    are Python values.
+    """
+    batch, k = tf.shape(source)[0], beam_size
+    state, step = _stepper(model, tf.repeat(source, k, axis=0), max_length, use_cache, encode_once)
+    banned = [model.pad_id, start_id]
+    first = tf.range(batch)[:, None] * k  # (B, 1): row of each sequence's first beam
+
+    def body(*old):
+        t, words, state, tokens, log_prob, length, done = old
+        logits, state = step(state, words, t)  # (B k, V)
+        step_lp = tf.reshape(_log_probs(logits, banned), (batch, k, -1))  # (B, k, V)
+        vocab = tf.shape(step_lp)[-1]
+        # A finished beam has one continuation, pad, that changes nothing.
+        only_pad = tf.where(tf.equal(tf.range(vocab), model.pad_id), 0.0, NEG_INF)  # (V,)
+        step_lp = tf.where(done[:, :, None], tf.cast(only_pad, tf.float64), step_lp)
+        candidate = log_prob[:, :, None] + step_lp  # (B, k, V)
+        new_length = tf.where(done, length, tf.cast(t + 1, tf.float64))[:, :, None]  # (B, k, 1)
+        score = candidate / length_penalty(new_length, alpha)  # (B, k, V)
+        # top_k breaks ties towards the lower index, as a stable sort would.
+        best = tf.math.top_k(tf.reshape(score, (batch, -1)), k).indices  # (B, k)
+        beam, word = best // vocab, best % vocab
+        log_prob = tf.gather(tf.reshape(candidate, (batch, -1)), best, batch_dims=1)
+        length = tf.gather(tf.reshape(tf.broadcast_to(new_length, tf.shape(candidate)), (batch, -1)),
+                           best, batch_dims=1)
+        tokens = tf.gather(tokens, beam, batch_dims=1)  # (B, k, L): each beam's history
+        position = tf.equal(tf.range(max_length), t)  # (L,)
+        tokens = tf.where(position, word[:, :, None], tokens)
+        done = tf.gather(done, beam, batch_dims=1) | tf.equal(word, end_id)
+        state = _reorder(state, tf.reshape(first + beam, [-1]))
+        new = (t + 1, tf.reshape(word, (-1, 1)), state, tokens, log_prob, length, done)
+        # Gathers lose the static batch size; the loop needs every shape unchanged.
+        return tf.nest.map_structure(lambda n, o: tf.ensure_shape(n, o.shape), new, old)
+
+    def running(t, words, state, tokens, log_prob, length, done):
+        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(done)))
+
+    # All beams start identical: keep one, or the first top-k would repeat it k times.
+    log_prob = tf.tile(tf.where(tf.range(k) == 0, 0.0, NEG_INF)[None], [batch, 1])
+    start = (tf.constant(0), tf.fill([batch * k, 1], start_id), state,
+             tf.fill([batch, k, max_length], model.pad_id), tf.cast(log_prob, tf.float64),
+             tf.zeros([batch, k], tf.float64), tf.zeros([batch, k], tf.bool))
+    _, _, _, tokens, log_prob, length, done = tf.while_loop(running, body, start)
+    final = log_prob / length_penalty(length, alpha)  # (B, k)
+    finished = done & tf.math.is_finite(final)
+    # The best finished hypothesis; a cut-off one only where none finished.
+    final = tf.where(tf.reduce_any(finished, axis=-1, keepdims=True) & ~finished,
+                     tf.constant(NEG_INF, tf.float64), final)
+    best = tf.math.top_k(final, 1).indices  # (B, 1)
+    return tf.gather(tokens, best, batch_dims=1)[:, 0]
+
+
+# One compiled function per model and decoding setting, built on first use (tracing costs
+# seconds). The functions reach the model through a weak reference only: a value that held the
+# model strongly would keep its own key alive, and every model ever decoded would stay in memory.
+_COMPILED = weakref.WeakKeyDictionary()
+
+
+def _run(loop, model, source_tokens, max_length, **settings):
     source = np.asarray(source_tokens, dtype=np.int32)
     if source.ndim != 2:
         raise ValueError(f"source_tokens must have shape (B, S), got {source.shape}.")
     if max_length > model.max_length:
         raise ValueError(f"max_length={max_length} exceeds the model's max_length={model.max_length}.")
-    return tf.constant(source)
+    settings["max_length"] = max_length
+    key = (loop.__name__, tuple(sorted(settings.items())))
+    functions = _COMPILED.setdefault(model, {})
+    if key not in functions:
+        # The cached loop has fixed shapes, so XLA compiles it whole: fused steps, and the
+        # cache written in place (about 3x faster on a CPU, benchmarks/README.md). The uncached
+        # baselines slice a prefix that grows, which XLA cannot compile.
+        functions[key] = tf.function(_Loop(loop, model, settings), reduce_retracing=True,
+                                     jit_compile=settings["use_cache"])
+    return functions[key](tf.constant(source)).numpy()
+
+
+class _Loop:
+    """A decoding loop for one model and one setting: ``source -> tokens``, to compile.
+
+    A callable object rather than a closure, so that TensorFlow counts the traces of each
+    compiled function apart (it counts closures by their code, and warns of "retracing").
+    """
+
+    def __init__(self, loop, model, settings):
+        self.loop, self.model, self.settings = loop, weakref.ref(model), settings
+
+    def __call__(self, source):
+        return self.loop(self.model(), source, **self.settings)
 
 
 def greedy_decode(model, source_tokens, start_id, end_id, max_length, use_cache=True, encode_once=False):
@@ -103,24 +253,24 @@ def greedy_decode(model, source_tokens, start_id, end_id, max_length, use_cache=
     Returns:
         int32 NumPy array (B, max_length): generated ids, ``end_id`` included, then pad.
     """
-    source = _check(model, source_tokens, max_length)
-    batch = source.shape[0]
-    stepper = _Stepper(model, source, start_id, max_length, use_cache, encode_once)
-    output = np.full((batch, max_length), model.pad_id, dtype=np.int32)
-    done = np.zeros(batch, dtype=bool)
-    for t in range(max_length):
-        next_ids = _log_probs(stepper.logits(), [model.pad_id, start_id]).argmax(axis=-1)
-        output[:, t] = np.where(done, model.pad_id, next_ids)
-        done |= next_ids == end_id
-        if done.all():
-            break
-        stepper.advance(next_ids)
-    return output
+    return _run(greedy_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
+                use_cache=use_cache, encode_once=encode_once)
 
 
-def length_penalty(length, alpha):
-    """Wu et al. (2016): lp(Y) = (5 + |Y|)^alpha / (5 + 1)^alpha."""
-    return ((5.0 + length) / 6.0) ** alpha
+def sample_decode(model, source_tokens, start_id, end_id, max_length, temperature=1.0, top_k=None,
+                  top_p=1.0, seed=0, use_cache=True):
+    """Draw each next token at random, for a whole batch at once; reproducible for a ``seed``.
+
+    The next-token distribution is ``softmax(log_probs / temperature)`` (``temperature`` < 1
+    sharpens it, > 1 flattens it), restricted to the ``top_k`` most probable ids and then to
+    the smallest set of most probable ids whose probabilities sum to at least ``top_p``
+    (nucleus sampling, Holtzman et al., 2020), and renormalised. Returns as ``greedy_decode``.
+    """
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0 to sample, got {temperature}; use greedy_decode.")
+    return _run(greedy_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
+                use_cache=use_cache, temperature=float(temperature), top_k=top_k, top_p=float(top_p),
+                seed=int(seed))
 
 
 def beam_search(model, source_tokens, start_id, end_id, max_length, beam_size=4, alpha=0.6,
@@ -138,35 +288,5 @@ def beam_search(model, source_tokens, start_id, end_id, max_length, beam_size=4,
     Returns:
         int32 NumPy array (B, max_length): the best hypothesis per sequence, as ``greedy_decode``.
     """
-    source = _check(model, source_tokens, max_length)
-    batch, k = source.shape[0], beam_size
-    stepper = _Stepper(model, ops.repeat(source, k, axis=0), start_id, max_length, use_cache, encode_once)
-    tokens = np.full((batch, k, max_length), model.pad_id, dtype=np.int32)
-    log_prob = np.full((batch, k), -np.inf)
-    log_prob[:, 0] = 0.0  # all beams start identical: keep one, or the top-k repeats it k times
-    length = np.zeros((batch, k))  # tokens generated, end included
-    done = np.zeros((batch, k), dtype=bool)
-    for t in range(max_length):
-        step = _log_probs(stepper.logits(), [model.pad_id, start_id]).reshape(batch, k, -1)
-        vocab = step.shape[-1]
-        # A finished beam has one continuation, pad, that changes nothing.
-        step[done] = -np.inf
-        step[done, model.pad_id] = 0.0
-        candidate = log_prob[:, :, None] + step  # (B, k, V)
-        new_length = np.where(done, length, t + 1)[:, :, None]
-        score = candidate / length_penalty(new_length, alpha)  # (B, k, V)
-        best = np.argsort(-score.reshape(batch, -1), axis=-1, kind="stable")[:, :k]  # (B, k)
-        beam, word = best // vocab, best % vocab
-        rows = np.arange(batch)[:, None]
-        log_prob = candidate[rows, beam, word]
-        length = np.broadcast_to(new_length, candidate.shape)[rows, beam, word]
-        tokens = tokens[rows, beam]
-        tokens[:, :, t] = word
-        done = done[rows, beam] | (word == end_id)
-        if done.all():
-            break
-        stepper.advance(word.reshape(-1), order=(rows * k + beam).reshape(-1))
-    final = log_prob / length_penalty(length, alpha)  # (B, k)
-    finished = done & np.isfinite(final)  # (B, k)
-    final = np.where(finished.any(axis=-1, keepdims=True) & ~finished, -np.inf, final)  # finished first
-    return tokens[np.arange(batch), final.argmax(axis=-1)]
+    return _run(beam_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
+                beam_size=beam_size, alpha=alpha, use_cache=use_cache, encode_once=encode_once)

@@ -8,14 +8,19 @@ from .layernorm import LayerNormalization
 from .multihead import MultiHeadAttention
 
 
-def residual(x, y, norm, dropout, norm_first, training=False):
-    """Close a sub-layer with its residual connection (paper section 3.1 and 5.4).
+def residual(x, sublayer, norm, dropout, norm_first, training=False):
+    """Run one sub-layer inside its residual connection (paper sections 3.1 and 5.4).
 
-    Post-norm (the paper): LayerNorm(x + Dropout(y)), with y = Sublayer(x).
-    Pre-norm:              x + Dropout(y),            with y = Sublayer(LayerNorm(x)).
+    Post-norm (the paper): x' = LayerNorm(x + Dropout(Sublayer(x))).
+    Pre-norm:              x' = x + Dropout(Sublayer(LayerNorm(x))).
+
+    The one place where the two orders differ: every sub-layer of the encoder and decoder
+    layers goes through it. ``sublayer`` maps its input (B, T, D) to ``(y, extra)``, its output
+    and whatever else it computed (attention weights, keys and values), returned with x'.
     """
+    y, extra = sublayer(norm(x) if norm_first else x)
     y = dropout(y, training=training)
-    return x + y if norm_first else norm(x + y)
+    return (x + y if norm_first else norm(x + y)), extra
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
@@ -52,17 +57,15 @@ class EncoderLayer(keras.layers.Layer):
         build_once(self.norm2, input_shape)
 
     def call(self, x, mask=None, training=False, return_attention_scores=False):
-        # 1. Every position attends to every (non-pad) position of the same sequence.
-        h = self.norm1(x) if self.norm_first else x
-        y, weights = self.self_attention(
-            h, h, h, mask=mask, training=training, return_attention_scores=True
-        )  # (B, S, D), (B, h, S, S)
-        x = residual(x, y, self.norm1, self.residual_dropout, self.norm_first, training)
-        # 2. Position-wise feed-forward network.
-        h = self.norm2(x) if self.norm_first else x
-        y = self.ffn(h, training=training)
-        x = residual(x, y, self.norm2, self.residual_dropout, self.norm_first, training)
-        return (x, weights) if return_attention_scores else x
+        def self_attention(h):  # 1. every position attends to every (non-pad) position
+            return self.self_attention(h, h, h, mask=mask, training=training, return_attention_scores=True)
+
+        def feed_forward(h):  # 2. the position-wise feed-forward network
+            return self.ffn(h, training=training), None
+
+        x, weights = residual(x, self_attention, self.norm1, self.residual_dropout, self.norm_first, training)
+        x, _ = residual(x, feed_forward, self.norm2, self.residual_dropout, self.norm_first, training)
+        return (x, weights) if return_attention_scores else x  # (B, S, D) [, (B, h, S, S)]
 
     def compute_mask(self, inputs, previous_mask=None):
         return None
