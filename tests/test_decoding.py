@@ -205,6 +205,22 @@ def test_sampling_is_reproducible_and_respects_the_seed(model, source):
     np.testing.assert_array_equal(a, mt.sample_decode(model, source, START, END, 10, seed=7, use_cache=False))
     with pytest.raises(ValueError, match="temperature must be > 0"):
         mt.sample_decode(model, source, START, END, 10, temperature=0)
+    for knobs in ({"top_k": 3}, {"top_p": 0.5}, {"top_k": 5, "top_p": 0.9, "temperature": 0.7}):
+        restricted = mt.sample_decode(model, source, START, END, 10, seed=7, **knobs)  # compiled, XLA
+        np.testing.assert_array_equal(
+            restricted, mt.sample_decode(model, source, START, END, 10, seed=7, use_cache=False, **knobs))
+
+
+def test_sampling_uniforms_are_uniform_for_every_seed():
+    """No seed, step or row is special (a hash that maps 0 to 0 would draw 0 for seed 0)."""
+    import tensorflow as tf
+
+    for seed in (0, 1, 2**31):
+        for t in (0, 1):
+            u = mt.decoding._uniform(seed, tf.constant(t), 20_000).numpy()
+            assert 0 <= u.min() and u.max() < 1 and u[0] > 1e-6
+            counts = np.bincount((u * 10).astype(int), minlength=10)  # 2,000 expected per tenth
+            assert np.abs(counts - 2000).max() < 200
 
 
 # A fixed next-token table: probabilities 0.4, 0.3, 0.15, 0.1, 0.05 for ids 0..4.

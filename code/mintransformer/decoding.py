@@ -73,14 +73,15 @@ def _sample(log_probs, t, temperature, top_k, top_p, seed):
     Reproducible: the random draw of step ``t`` depends only on ``(seed, t)``.
     """
     logits = log_probs / temperature
+    impossible = tf.constant(NEG_INF, logits.dtype)
     if top_k:  # keep the k most probable ids
         kth = tf.math.top_k(logits, top_k).values[:, -1:]  # (N, 1)
-        logits = tf.where(logits < kth, NEG_INF, logits)
+        logits = tf.where(logits < kth, impossible, logits)
     if top_p < 1.0:  # keep the fewest most probable ids whose probabilities sum to >= top_p
         ordered = tf.sort(logits, axis=-1, direction="DESCENDING")  # (N, V)
         before = tf.cumsum(tf.nn.softmax(ordered), axis=-1, exclusive=True)  # mass above each id
-        threshold = tf.reduce_min(tf.where(before < top_p, ordered, np.inf), axis=-1, keepdims=True)
-        logits = tf.where(logits < threshold, NEG_INF, logits)
+        threshold = tf.reduce_min(tf.where(before < top_p, ordered, -impossible), axis=-1, keepdims=True)
+        logits = tf.where(logits < threshold, impossible, logits)
     uniform = _uniform(seed, t, tf.shape(logits)[0])  # (N,)
     cumulative = tf.cumsum(tf.nn.softmax(logits), axis=-1)  # (N, V)
     drawn = tf.reduce_sum(tf.cast(cumulative <= uniform[:, None], tf.int32), axis=-1)  # inverse CDF
@@ -101,8 +102,9 @@ def _uniform(seed, t, rows):
         x = tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, 15)) * tf.constant(0x846CA68B, tf.uint32)
         return tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, 16))
 
-    key = mix(mix(tf.constant(seed, tf.uint32)) + tf.cast(t, tf.uint32))
-    return tf.cast(mix(key + tf.cast(tf.range(rows), tf.uint32)), tf.float64) / 2.0**32
+    golden = tf.constant(0x9E3779B9, tf.uint32)  # offsets, so that no input hashes from 0 to 0
+    key = mix(mix(tf.constant(seed, tf.uint32) + golden) + tf.cast(t, tf.uint32) * golden)
+    return tf.cast(mix(key + (tf.cast(tf.range(rows), tf.uint32) + 1) * golden), tf.float64) / 2.0**32
 
 
 def greedy_tokens(model, source, start_id, end_id, max_length, use_cache=True, encode_once=False,
