@@ -1,4 +1,4 @@
-"""Greedy decoding five ways, side by side: time per batch at several output lengths.
+"""Greedy decoding six ways, side by side: time per batch at several output lengths.
 
     python benchmarks/decode_cache.py [--quick] [--repeats 3] [--lengths 16 32 64 128]
 
@@ -14,11 +14,14 @@ c. cached, Python loop: encode once, keep every decoder layer's keys and values,
 d. cached, compiled loop: the package's loop now (``use_cache=True``).
 
 and e. the same shape built from KerasHub's layers (``keras_hub_transformer.py``), decoded by
-``generate()`` with ``keras_hub.samplers.GreedySampler`` and KerasHub's key/value caches.
+``generate()`` with ``keras_hub.samplers.GreedySampler`` and KerasHub's key/value caches,
+compiled as KerasHub compiles it by default (``jit_compile="auto"``); f. the same, with the
+same weights, compiled with XLA (``jit_compile=True``).
 
 a -> b is what not re-encoding the source saves, b -> c what not re-running the decoder over
-the prefix saves, c -> d what compiling the loop saves. a to d must return identical tokens;
-e is a different model (its own random weights), so its tokens are not compared. The end id is
+the prefix saves, c -> d what compiling the loop saves. a to d must return identical tokens,
+and so must e and f; e and f are a different model (their own random weights), so their tokens
+are not compared with ours. The end id is
 one no model emits, so every run decodes the full length. Each time is the median of
 ``--repeats`` runs after a warm-up run that traces the compiled functions.
 """
@@ -135,6 +138,10 @@ def main():
     source = np.random.RandomState(0).randint(3, 64, size=(args.batch, 32)).astype("int32")
     model((source, source[:, :1]))
     hub((source, source[:, :2]))  # two target positions: one would make Keras warn about its softmax
+    hub_xla = KerasHubTransformer(**shape, vocab_size=64, dropout=0.1)  # the same weights, with XLA
+    hub_xla((source, source[:, :2]))
+    hub_xla.set_weights(hub.get_weights())
+    hub_xla.compile(sampler=keras_hub.samplers.GreedySampler(), jit_compile=True)
     ours, theirs = model.count_params(), hub.count_params()
     print(f"model: {config}; batch {args.batch}, source length 32, {keras.backend.backend()} backend")
     print(f"weights: ours {ours:,}, KerasHub {theirs:,} (difference {theirs - ours:+,}); "
@@ -146,20 +153,22 @@ def main():
         "c": lambda n: python_loop_greedy_decode(model, source, start_id, end_id, n),
         "d": lambda n: mt.greedy_decode(model, source, start_id, end_id, n, use_cache=True),
         "e": lambda n: keras_hub_greedy_decode(hub, source, start_id, end_id, n),
+        "f": lambda n: keras_hub_greedy_decode(hub_xla, source, start_id, end_id, n),
     }
     print("seconds per batch: a uncached, b encode once, c cached Python loop, d cached compiled loop, "
-          "e KerasHub generate")
-    print(f"{'length':>6} {'a s':>7} {'b s':>7} {'c s':>7} {'d s':>7} {'e s':>7} "
-          f"{'a/d':>6} {'b/d':>6} {'c/d':>6} {'e/d':>6} identical a-d")
+          "e KerasHub generate, f KerasHub generate with jit_compile=True")
+    print(f"{'length':>6} {'a s':>7} {'b s':>7} {'c s':>7} {'d s':>7} {'e s':>7} {'f s':>7} "
+          f"{'a/d':>6} {'b/d':>6} {'c/d':>6} {'e/d':>6} {'f/d':>6} identical a-d, e-f")
     for length in args.lengths:
         seconds, tokens = {}, {}
         for name, decode in modes.items():
             seconds[name], tokens[name] = timed(lambda: decode(length), args.repeats)  # noqa: B023
         assert tokens["e"].shape == tokens["a"].shape, (tokens["e"].shape, tokens["a"].shape)
         same = all(np.array_equal(tokens[name], tokens["a"]) for name in "bcd")
+        same_hub = np.array_equal(tokens["e"], tokens["f"])
         s = seconds
-        print(f"{length:>6} {s['a']:>7.3f} {s['b']:>7.3f} {s['c']:>7.3f} {s['d']:>7.3f} {s['e']:>7.3f} "
-              + " ".join(f"{s[name] / s['d']:>5.1f}x" for name in "abce") + f" {same}")
+        print(f"{length:>6} " + " ".join(f"{s[name]:>7.3f}" for name in "abcdef") + " "
+              + " ".join(f"{s[name] / s['d']:>5.1f}x" for name in "abcef") + f" {same}, {same_hub}")
 
 
 if __name__ == "__main__":

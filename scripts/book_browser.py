@@ -212,6 +212,14 @@ INSPECT = r"""async () => {
             problems.push(`image not loaded: ${img.getAttribute('src')}${where(img)}`);
         }
     }
+    // 5. A cell's printed output in one box, not cut into pieces where it was flushed.
+    for (const out of document.querySelectorAll('.cell_output')) {
+        const boxes = out.querySelectorAll(':scope > .output.stream');
+        if (boxes.length > 1) {
+            problems.push(`printed output cut into ${boxes.length} boxes: "${
+                boxes[0].textContent.trim().slice(0, 60)}"${where(out)}`);
+        }
+    }
     return {problems, equations: maths.length, numbered: numbered.length, images: images.length};
 }"""
 

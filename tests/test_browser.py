@@ -1,13 +1,13 @@
 """The rendered book, read in a real headless Chromium with the network cut off.
 
 Every page: no raw TeX in its text, every equation typeset by the MathJax shipped in
-``_static/mathjax``, numbered equations numbered, every image loaded, no console error, no
-uncaught exception, no failed request and no request to the network, the Colab launch button
-opening the intended notebook, and a text column that fits a 390 px phone. Chapter pages also:
-folded solutions open when clicked, the search finds "positional encoding", dark mode toggles,
-and the download button gives the chapter's notebook. The last tests break a page on purpose
-and check that these checks fail: they exercise the helpers of ``scripts/book_browser.py``
-that the tests above are thin wrappers around.
+``_static/mathjax``, numbered equations numbered, every image loaded, every cell's printed
+output in one box, no console error, no uncaught exception, no failed request and no request to
+the network, the Colab launch button opening the intended notebook, and a text column that fits
+a 390 px phone. Chapter pages also: folded solutions open when clicked, the search finds
+"positional encoding", dark mode toggles, and the download button gives the chapter's notebook.
+The last tests break a page on purpose and check that these checks fail: they exercise the
+helpers of ``scripts/book_browser.py`` that the tests above are thin wrappers around.
 
 They read ``_build/html`` (built first if it is missing: ``jupyter-book build .``) with the
 system's Chromium (``apt-get install chromium``); see ``scripts/book_browser.py``.
@@ -240,6 +240,9 @@ def test_the_checks_catch_a_broken_page(reader, book, tmp_path):
             'A long line that a box with hidden overflow cuts off.</span></p>'
             '<script>console.error("a deliberate console error")</script>'
             '<script>notAFunction()</script>'
+            '<div class="cell_output docutils container">'
+            '<div class="output stream highlight-myst-ansi notranslate"><pre>x</pre></div>'
+            '<div class="output stream highlight-myst-ansi notranslate"><pre> (2, 5, 16)</pre></div></div>'
         )
         html = html.replace("</article>", defects + "</article>", 1)
         return re.sub(r'<span class="eqno">.*?</span>', "", html, count=1, flags=re.S)
@@ -254,6 +257,7 @@ def test_the_checks_catch_a_broken_page(reader, book, tmp_path):
     assert "console error: a deliberate console error" in problems
     assert 'raw TeX "$QK^\\top$" in text' in problems, problems
     assert "uncaught exception: notAFunction is not defined" in problems
+    assert 'printed output cut into 2 boxes: "x"' in problems
 
     phone = bb.Reader(reader.context.browser, width=390, height=844)
     found = bb.overflow(phone.open(page.url))

@@ -21,6 +21,7 @@ import weakref
 
 import numpy as np
 import tensorflow as tf
+from keras import ops
 
 NEG_INF = float("-inf")
 
@@ -30,6 +31,14 @@ def _log_probs(logits, banned_ids):
     logits = tf.cast(logits, tf.float64)
     banned = tf.reduce_any(tf.equal(tf.range(tf.shape(logits)[-1])[:, None], banned_ids), axis=1)  # (V,)
     return tf.nn.log_softmax(tf.where(banned, tf.constant(NEG_INF, tf.float64), logits))
+
+
+def _write_column(buffer, t, column):
+    """``buffer`` (..., L) with ``column`` (...) written at index ``t`` of its last axis.
+
+    ``ops.slice_update``, as for the key/value cache: under XLA the buffer is updated in place.
+    """
+    return ops.slice_update(buffer, [0] * (len(buffer.shape) - 1) + [t], column[..., None])
 
 
 def _stepper(model, source, max_length, use_cache, encode_once):
@@ -46,14 +55,13 @@ def _stepper(model, source, max_length, use_cache, encode_once):
     context = model.encode(source) if encode_once else None  # (N, S, D)
 
     def uncached(prefix, tokens, t):
-        prefix = tf.tensor_scatter_nd_update(  # (N, max_length): the tokens fed so far, then pad
-            prefix, tf.stack([tf.range(tf.shape(prefix)[0]), tf.fill(tf.shape(prefix)[:1], t)], 1), tokens[:, 0])
+        prefix = _write_column(prefix, t, tokens[:, 0])  # (N, max_length): the tokens fed so far, then pad
         target = prefix[:, : t + 1]  # (N, t + 1): the whole prefix, every step
         if context is None:
             logits = model((source, target), training=False)
         else:
             logits = model.decode(target, context, source)
-        return logits[:, -1], prefix
+        return logits[:, t], prefix  # position t, not -1: XLA pads a prefix of changing length
 
     return tf.fill([tf.shape(source)[0], max_length], model.pad_id), uncached
 
@@ -127,7 +135,7 @@ def greedy_tokens(model, source, start_id, end_id, max_length, use_cache=True, e
         else:
             next_ids = tf.argmax(log_probs, axis=-1, output_type=tf.int32)  # (B,)
         next_ids = tf.where(done, model.pad_id, next_ids)  # a finished sequence only pads
-        output = tf.tensor_scatter_nd_update(output, tf.stack([tf.range(batch), tf.fill([batch], t)], 1), next_ids)
+        output = _write_column(output, t, next_ids)  # (B, max_length)
         return t + 1, next_ids[:, None], state, output, done | tf.equal(next_ids, end_id)
 
     def running(t, tokens, state, output, done):
@@ -172,9 +180,7 @@ def beam_tokens(model, source, start_id, end_id, max_length, beam_size=4, alpha=
         log_prob = tf.gather(tf.reshape(candidate, (batch, -1)), best, batch_dims=1)
         length = tf.gather(tf.reshape(tf.broadcast_to(new_length, tf.shape(candidate)), (batch, -1)),
                            best, batch_dims=1)
-        tokens = tf.gather(tokens, beam, batch_dims=1)  # (B, k, L): each beam's history
-        position = tf.equal(tf.range(max_length), t)  # (L,)
-        tokens = tf.where(position, word[:, :, None], tokens)
+        tokens = _write_column(tf.gather(tokens, beam, batch_dims=1), t, word)  # (B, k, L): each beam's history
         done = tf.gather(done, beam, batch_dims=1) | tf.equal(word, end_id)
         state = _reorder(state, tf.reshape(first + beam, [-1]))
         new = (t + 1, tf.reshape(word, (-1, 1)), state, tokens, log_prob, length, done)
@@ -216,8 +222,9 @@ def _run(loop, model, source_tokens, max_length, **settings):
     functions = _COMPILED.setdefault(model, {})
     if key not in functions:
         # The cached loop has fixed shapes, so XLA compiles it whole: fused steps, and the
-        # cache written in place (about 3x faster on a CPU, benchmarks/README.md). The uncached
-        # baselines slice a prefix that grows, which XLA cannot compile.
+        # cache written in place (about 3x faster on a CPU, benchmarks/README.md). XLA is made
+        # for fixed shapes, and the uncached baselines slice a prefix whose length changes at
+        # every step: they run as an ordinary TensorFlow graph, the baselines they stand for.
         functions[key] = tf.function(_Loop(loop, model, settings), reduce_retracing=True,
                                      jit_compile=settings["use_cache"])
     return functions[key](tf.constant(source)).numpy()
