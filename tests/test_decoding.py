@@ -45,16 +45,16 @@ def test_cached_and_uncached_greedy_return_identical_tokens(model, source):
     np.testing.assert_array_equal(encoded_once, uncached)
 
 
-@pytest.mark.parametrize("batch", [1, 4])
-def test_every_path_gives_the_same_tokens_inside_a_jit_compiled_function(model, source, batch):
+def test_every_path_gives_the_same_tokens_inside_a_jit_compiled_function(model, source):
     """greedy_tokens is for any tf.function: under XLA too, whichever path, even for one sequence
     (XLA pads a prefix whose length changes: reading the last position as -1 read the padding)."""
     import tensorflow as tf
 
-    expected = mt.greedy_decode(model, source[:batch], START, END, max_length=12)
+    one = source[:1]
+    expected = mt.greedy_decode(model, one, START, END, max_length=12)
     for options in (dict(use_cache=True), dict(use_cache=False), dict(use_cache=False, encode_once=True)):
         loop = tf.function(lambda s: mt.greedy_tokens(model, s, START, END, 12, **options), jit_compile=True)
-        np.testing.assert_array_equal(loop(tf.constant(source[:batch])).numpy(), expected, err_msg=str(options))
+        np.testing.assert_array_equal(loop(tf.constant(one)).numpy(), expected, err_msg=str(options))
 
 
 def test_greedy_picks_the_argmax_of_the_full_model(model, source):

@@ -14,9 +14,14 @@ name = "ex-inference-slices"
 points = 2
 
 
+def _store():
+    """What this chapter's checks keep for the rest of the Python process (a check runs again)."""
+    return sys.modules.setdefault("_mintransformer_checks_09_inference", types.ModuleType("store"))
+
+
 def _date_model():
     """The shipped date model, loaded once per Python process: this chapter's checks share it."""
-    store = sys.modules.setdefault("_mintransformer_checks_09_inference", types.ModuleType("store"))
+    store = _store()
     if not hasattr(store, "date_model"):
         store.date_model = recipes.load_pretrained_date_model()
     return store.date_model
@@ -28,7 +33,18 @@ def _known():
 
 
 def _decoded(formats, days, years):
-    """{(fmt, day): [(source, target, output), ...]} over the dates of those years in no split."""
+    """{(fmt, day): [(source, target, output), ...]} over the dates of those years in no split.
+
+    Decoded once per process for each set of arguments: running the check again costs nothing.
+    """
+    decoded = _store().__dict__.setdefault("decoded_slices", {})
+    key = (tuple(formats), tuple(days), tuple(years))
+    if key not in decoded:
+        decoded[key] = _decode_slices(formats, days, years)
+    return decoded[key]
+
+
+def _decode_slices(formats, days, years):
     model, tokenizer = _date_model()
     known = _known()
     pairs = {(fmt, day): [(data.DATE_FORMATS[fmt](d), d.isoformat())
