@@ -37,7 +37,10 @@ def colab_cell_source(url=None):
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install -q "mintransformer[exercises] @ git+{url}"'
+        f'    %pip install -q "mintransformer[exercises] @ git+{url}"\n'
+        "    # otter-grader (the exercise checks) installs wrapt<2, with which TensorFlow cannot save a\n"
+        "    # SavedModel on Colab's Python 3.13 (chapter 9); wrapt 2 can. pip may warn of the conflict.\n"
+        '    %pip install -q "wrapt>=2"'
     )
 
 
