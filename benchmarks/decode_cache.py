@@ -21,8 +21,8 @@ same weights, compiled with XLA (``jit_compile=True``).
 a -> b is what not re-encoding the source saves, b -> c what not re-running the decoder over
 the prefix saves, c -> d what compiling the loop saves. a to d must return identical tokens,
 and so must e and f; e and f are a different model (their own random weights), so their tokens
-are not compared with ours. The end id is
-one no model emits, so every run decodes the full length. Each time is the median of
+are not compared with ours. The end id is one no model emits, so every run decodes the full
+length. Each time is the median of
 ``--repeats`` runs after a warm-up run that traces the compiled functions.
 """
 
