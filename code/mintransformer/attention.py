@@ -37,7 +37,7 @@ def check_mask_broadcasts(mask_shape, logits_shape):
         )
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=False):
+def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=False, scale=None):
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, with an optional mask.
 
     Args:
@@ -50,6 +50,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=Fals
         dropout: optional Keras ``Dropout`` layer applied to the weights before they
             average the values (the returned weights are those before dropout).
         training: passed to ``dropout``.
+        scale: the factor the logits are multiplied by; None (the default) for the paper's
+            1 / sqrt(d_k). ``scale=1.0`` gives the unscaled dot products (chapter 10).
 
     Returns:
         ``(output, weights)``: output (..., T, d_v), weights (..., T, S).
@@ -70,7 +72,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=Fals
     # 1. Similarity of every query with every key, scaled so its variance stays ~1.
     # The queries are scaled *before* the product (as Keras's layer does): in float16,
     # Q K^T itself can exceed 65504 and become inf while Q K^T / sqrt(d_k) would not.
-    q = q * ops.cast(ops.rsqrt(ops.cast(ops.shape(q)[-1], "float32")), q.dtype)
+    if scale is None:
+        scale = ops.rsqrt(ops.cast(ops.shape(q)[-1], "float32"))
+    q = q * ops.cast(scale, q.dtype)
     logits = ops.cast(ops.matmul(q, ops.swapaxes(k, -1, -2)), "float32")  # (..., T, S)
     if mask is not None:
         check_mask_broadcasts(_static_shape(mask), _static_shape(logits))

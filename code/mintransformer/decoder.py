@@ -21,6 +21,8 @@ class DecoderLayer(keras.layers.Layer):
         d_model, num_heads, dff: widths, as in the paper.
         dropout: residual dropout rate (and inside attention and the FFN).
         norm_first: False = the paper's post-norm; True = pre-norm.
+        key_dim, scale_attention: both attentions' d_k and whether they divide by sqrt(d_k)
+            (``MultiHeadAttention``'s ``key_dim`` and ``scaled``; chapter 10 varies them).
 
     Call:
         x (B, T, D), context (B, S, D), self_mask broadcastable to (B, h, T, T)
@@ -28,12 +30,16 @@ class DecoderLayer(keras.layers.Layer):
         (source padding) -> (B, T, D) [, (self weights (B, h, T, T), cross weights (B, h, T, S))].
     """
 
-    def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
+                 scale_attention=True, **kwargs):
         super().__init__(**kwargs)
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, name="self_attention")
-        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, name="cross_attention")
+        self.key_dim, self.scale_attention = key_dim, scale_attention
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, key_dim, scale_attention,
+                                                 name="self_attention")
+        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, key_dim, scale_attention,
+                                                  name="cross_attention")
         self.ffn = FeedForward(d_model, dff, dropout, name="ffn")
         self.norm1 = LayerNormalization(name="norm1")
         self.norm2 = LayerNormalization(name="norm2")
@@ -59,7 +65,7 @@ class DecoderLayer(keras.layers.Layer):
         ``(x, updated cache)``. The same three sub-layers serve both.
         """
         def self_attention(h):  # 1. masked self-attention: position t sees target positions <= t
-            keys, values = self.self_attention.project_key_value(h, h)  # (B, h, T, d_k) each
+            keys, values = self.self_attention.project_key_value(h, h)  # (B, h, T, d_k), (B, h, T, d_v)
             if cache is not None:  # decoding: write them into their slots, attend to the buffer
                 keys = ops.slice_update(cache["keys"], (0, 0, position, 0), keys)  # (B, h, L, d_k)
                 values = ops.slice_update(cache["values"], (0, 0, position, 0), values)
@@ -68,7 +74,7 @@ class DecoderLayer(keras.layers.Layer):
 
         def cross_attention(h):  # 2. decoder queries; encoder keys and values
             if cache is None:
-                keys, values = self.cross_attention.project_key_value(context, context)  # (B, h, S, d_k)
+                keys, values = self.cross_attention.project_key_value(context, context)  # (B, h, S, d_k | d_v)
             else:  # computed once per source (Decoder.start_cache)
                 keys, values = cache["cross_keys"], cache["cross_values"]
             return self.cross_attention.attend(h, keys, values, mask=cross_mask, training=training)
@@ -90,10 +96,10 @@ class DecoderLayer(keras.layers.Layer):
         Args:
             x: the new position's input, (B, 1, D).
             cache: dict with this layer's self-attention ``keys``/``values`` buffers
-                (B, h, L, d_k) holding positions < ``position``, ``is_token`` (B, L), which
-                of those positions hold a real token rather than padding, and the
-                cross-attention ``cross_keys``/``cross_values`` (B, h, S, d_k), computed once
-                per source.
+                (B, h, L, d_k)/(B, h, L, d_v) holding positions < ``position``, ``is_token``
+                (B, L), which of those positions hold a real token rather than padding, and the
+                cross-attention ``cross_keys``/``cross_values`` (B, h, S, d_k)/(B, h, S, d_v),
+                computed once per source.
             position: index of the new position (scalar).
             cross_mask: source padding mask, broadcastable to (B, h, 1, S).
             is_token: (B, 1) boolean, False where the new position is padding; None = all real.
@@ -117,6 +123,7 @@ class DecoderLayer(keras.layers.Layer):
         config.update(
             d_model=self.d_model, num_heads=self.num_heads, dff=self.dff,
             dropout=self.dropout, norm_first=self.norm_first,
+            key_dim=self.key_dim, scale_attention=self.scale_attention,
         )
         return config
 
@@ -132,12 +139,14 @@ class Decoder(keras.layers.Layer):
         [, list of num_layers (self weights, cross weights)].
     """
 
-    def __init__(self, num_layers, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
+    def __init__(self, num_layers, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
+                 scale_attention=True, **kwargs):
         super().__init__(**kwargs)
         self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
+        self.key_dim, self.scale_attention = key_dim, scale_attention
         self.stack = [
-            DecoderLayer(d_model, num_heads, dff, dropout, norm_first, name=f"layer_{i}")
+            DecoderLayer(d_model, num_heads, dff, dropout, norm_first, key_dim, scale_attention, name=f"layer_{i}")
             for i in range(num_layers)
         ]
         self.final_norm = LayerNormalization(name="final_norm") if norm_first else None
@@ -168,15 +177,14 @@ class Decoder(keras.layers.Layer):
         once; self-attention buffers start as zeros and fill one position per step, and
         ``is_token`` records which filled positions hold a real token (not padding).
         """
-        caches = []
+        batch, caches = ops.shape(context)[0], []
         for layer in self.stack:
             cross_keys, cross_values = layer.cross_attention.project_key_value(context, context)
-            empty = ops.zeros(
-                (ops.shape(context)[0], self.num_heads, max_length, self.d_model // self.num_heads),
-                dtype=cross_keys.dtype,
-            )  # (B, h, L, d_k)
-            is_token = ops.zeros((ops.shape(context)[0], max_length), dtype="bool")  # (B, L)
-            caches.append(dict(keys=empty, values=empty, is_token=is_token,
+            attention = layer.self_attention
+            keys = ops.zeros((batch, self.num_heads, max_length, attention.d_k), cross_keys.dtype)  # (B, h, L, d_k)
+            values = ops.zeros((batch, self.num_heads, max_length, attention.d_v), cross_keys.dtype)  # (B, h, L, d_v)
+            is_token = ops.zeros((batch, max_length), dtype="bool")  # (B, L)
+            caches.append(dict(keys=keys, values=values, is_token=is_token,
                                cross_keys=cross_keys, cross_values=cross_values))
         return caches
 
@@ -198,5 +206,6 @@ class Decoder(keras.layers.Layer):
         config.update(
             num_layers=self.num_layers, d_model=self.d_model, num_heads=self.num_heads,
             dff=self.dff, dropout=self.dropout, norm_first=self.norm_first,
+            key_dim=self.key_dim, scale_attention=self.scale_attention,
         )
         return config

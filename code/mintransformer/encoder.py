@@ -31,20 +31,25 @@ class EncoderLayer(keras.layers.Layer):
         d_model, num_heads, dff: widths, as in the paper.
         dropout: rate of the residual dropout (and inside attention and the FFN).
         norm_first: False = the paper's post-norm; True = pre-norm.
+        key_dim, scale_attention: the attention's d_k and whether it divides by sqrt(d_k)
+            (``MultiHeadAttention``'s ``key_dim`` and ``scaled``; chapter 10 varies them).
 
     Call:
         x (B, S, D), mask broadcastable to (B, h, S, S) -> (B, S, D)
         [, attention weights (B, h, S, S)].
     """
 
-    def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
+                 scale_attention=True, **kwargs):
         super().__init__(**kwargs)
         # Masks are explicit `mask=` arguments, never Keras's implicit masks: declaring
         # support (and computing none) stops Keras from warning that it drops them.
         self.supports_masking = True
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, name="self_attention")
+        self.key_dim, self.scale_attention = key_dim, scale_attention
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, key_dim, scale_attention,
+                                                 name="self_attention")
         self.ffn = FeedForward(d_model, dff, dropout, name="ffn")
         self.norm1 = LayerNormalization(name="norm1")
         self.norm2 = LayerNormalization(name="norm2")
@@ -75,6 +80,7 @@ class EncoderLayer(keras.layers.Layer):
         config.update(
             d_model=self.d_model, num_heads=self.num_heads, dff=self.dff,
             dropout=self.dropout, norm_first=self.norm_first,
+            key_dim=self.key_dim, scale_attention=self.scale_attention,
         )
         return config
 
@@ -90,15 +96,17 @@ class Encoder(keras.layers.Layer):
         x (B, S, D), mask -> (B, S, D) [, list of num_layers weights (B, h, S, S)].
     """
 
-    def __init__(self, num_layers, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
+    def __init__(self, num_layers, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
+                 scale_attention=True, **kwargs):
         super().__init__(**kwargs)
         # Masks are explicit `mask=` arguments, never Keras's implicit masks: declaring
         # support (and computing none) stops Keras from warning that it drops them.
         self.supports_masking = True
         self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
+        self.key_dim, self.scale_attention = key_dim, scale_attention
         self.stack = [
-            EncoderLayer(d_model, num_heads, dff, dropout, norm_first, name=f"layer_{i}")
+            EncoderLayer(d_model, num_heads, dff, dropout, norm_first, key_dim, scale_attention, name=f"layer_{i}")
             for i in range(num_layers)
         ]
         self.final_norm = LayerNormalization(name="final_norm") if norm_first else None
@@ -126,5 +134,6 @@ class Encoder(keras.layers.Layer):
         config.update(
             num_layers=self.num_layers, d_model=self.d_model, num_heads=self.num_heads,
             dff=self.dff, dropout=self.dropout, norm_first=self.norm_first,
+            key_dim=self.key_dim, scale_attention=self.scale_attention,
         )
         return config

@@ -32,6 +32,11 @@ class MinTransformer(keras.Model):
             vocabulary sizes.
         norm_first: False = the paper's post-norm; True = pre-norm.
         pad_id: the padding token id of both vocabularies.
+        key_dim, scale_attention: every attention's d_k (None: d_model / num_heads) and
+            whether it divides by sqrt(d_k) (see ``MultiHeadAttention``).
+        positions, scale_embeddings: ``"sinusoidal"``, ``"learned"`` or ``"none"``, and
+            whether the embeddings are multiplied by sqrt(d_model) (see ``PositionalEmbedding``).
+            Chapter 10 measures what each of these four choices is worth.
 
     Call:
         ``model((source_tokens (B, S), target_tokens (B, T)), training=False)``
@@ -41,6 +46,7 @@ class MinTransformer(keras.Model):
 
     def __init__(self, num_layers, d_model, num_heads, dff, input_vocab_size, target_vocab_size,
                  max_length, dropout=0.1, share_embeddings=False, norm_first=False, pad_id=0,
+                 key_dim=None, scale_attention=True, positions="sinusoidal", scale_embeddings=True,
                  **kwargs):
         super().__init__(**kwargs)
         if share_embeddings and input_vocab_size != target_vocab_size:
@@ -52,17 +58,19 @@ class MinTransformer(keras.Model):
         self.input_vocab_size, self.target_vocab_size = input_vocab_size, target_vocab_size
         self.max_length, self.dropout = max_length, dropout
         self.share_embeddings, self.norm_first, self.pad_id = share_embeddings, norm_first, pad_id
+        self.key_dim, self.scale_attention = key_dim, scale_attention
+        self.positions, self.scale_embeddings = positions, scale_embeddings
 
         self.source_embedding = PositionalEmbedding(
-            input_vocab_size, d_model, max_length, name="source_embedding"
+            input_vocab_size, d_model, max_length, positions, scale_embeddings, name="source_embedding"
         )
-        self.target_embedding = (
-            self.source_embedding if share_embeddings
-            else PositionalEmbedding(target_vocab_size, d_model, max_length, name="target_embedding")
+        self.target_embedding = self.source_embedding if share_embeddings else PositionalEmbedding(
+            target_vocab_size, d_model, max_length, positions, scale_embeddings, name="target_embedding"
         )
         self.embedding_dropout = keras.layers.Dropout(dropout)
-        self.encoder = Encoder(num_layers, d_model, num_heads, dff, dropout, norm_first, name="encoder")
-        self.decoder = Decoder(num_layers, d_model, num_heads, dff, dropout, norm_first, name="decoder")
+        attention = dict(key_dim=key_dim, scale_attention=scale_attention)
+        self.encoder = Encoder(num_layers, d_model, num_heads, dff, dropout, norm_first, **attention, name="encoder")
+        self.decoder = Decoder(num_layers, d_model, num_heads, dff, dropout, norm_first, **attention, name="decoder")
         # Tied: logits = x E^T with the shared embedding E, no extra weights.
         self.final_layer = None if share_embeddings else keras.layers.Dense(target_vocab_size, name="final_layer")
 
@@ -167,6 +175,8 @@ class MinTransformer(keras.Model):
             dff=self.dff, input_vocab_size=self.input_vocab_size,
             target_vocab_size=self.target_vocab_size, max_length=self.max_length,
             dropout=self.dropout, share_embeddings=self.share_embeddings,
-            norm_first=self.norm_first, pad_id=self.pad_id,
+            norm_first=self.norm_first, pad_id=self.pad_id, key_dim=self.key_dim,
+            scale_attention=self.scale_attention, positions=self.positions,
+            scale_embeddings=self.scale_embeddings,
         )
         return config

@@ -58,9 +58,12 @@ class MultiHeadAttention(keras.layers.Layer):
         d_model: width of inputs and outputs.
         num_heads: h; must divide ``d_model``.
         dropout: dropout rate on the attention weights.
+        key_dim: d_k, the width of each head's queries and keys; None (the default) for
+            d_model / h. The values keep d_v = d_model / h (paper Table 3, row B).
+        scaled: False leaves out the 1 / sqrt(d_k) of equation 1 (chapter 10).
     """
 
-    def __init__(self, d_model, num_heads, dropout=0.0, **kwargs):
+    def __init__(self, d_model, num_heads, dropout=0.0, key_dim=None, scaled=True, **kwargs):
         super().__init__(**kwargs)
         # Masks are explicit `mask=` arguments, never Keras's implicit masks: declaring
         # support (and computing none) stops Keras from warning that it drops them.
@@ -72,10 +75,12 @@ class MultiHeadAttention(keras.layers.Layer):
             )
         self.d_model = d_model
         self.num_heads = num_heads
-        self.d_k = d_model // num_heads
+        self.d_v = d_model // num_heads
+        self.d_k = self.d_v if key_dim is None else key_dim
+        self.key_dim, self.scaled = key_dim, scaled
         self.dropout = dropout
-        self.wq = keras.layers.Dense(d_model, name="wq")
-        self.wk = keras.layers.Dense(d_model, name="wk")
+        self.wq = keras.layers.Dense(num_heads * self.d_k, name="wq")
+        self.wk = keras.layers.Dense(num_heads * self.d_k, name="wk")
         self.wv = keras.layers.Dense(d_model, name="wv")
         self.wo = keras.layers.Dense(d_model, name="wo")
         self.attention_dropout = keras.layers.Dropout(dropout)
@@ -89,17 +94,18 @@ class MultiHeadAttention(keras.layers.Layer):
         build_once(self.wo, tuple(query_shape[:-1]) + (self.d_model,))
 
     def project_key_value(self, key, value):
-        """The heads' keys and values, (B, h, S, d_k) each: what a decoding cache stores."""
+        """The heads' keys (B, h, S, d_k) and values (B, h, S, d_v): what a decoding cache stores."""
         k = split_heads(self.wk(key), self.num_heads)  # (B, h, S, d_k)
         v = split_heads(self.wv(value), self.num_heads)  # (B, h, S, d_k)
         return k, v
 
     def attend(self, query, k, v, mask=None, training=False):
-        """Attention of ``query`` (B, T, D) over projected keys/values (B, h, S, d_k)."""
+        """Attention of ``query`` (B, T, D) over projected keys (B, h, S, d_k) and values (B, h, S, d_v)."""
         q = split_heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
         heads, weights = scaled_dot_product_attention(
-            q, k, v, mask=mask, dropout=self.attention_dropout, training=training
-        )  # (B, h, T, d_k), (B, h, T, S)
+            q, k, v, mask=mask, dropout=self.attention_dropout, training=training,
+            scale=None if self.scaled else 1.0,
+        )  # (B, h, T, d_v), (B, h, T, S)
         return self.wo(merge_heads(heads)), weights  # (B, T, D)
 
     def call(self, query, key, value, mask=None, training=False, return_attention_scores=False):
@@ -121,5 +127,6 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(d_model=self.d_model, num_heads=self.num_heads, dropout=self.dropout)
+        config.update(d_model=self.d_model, num_heads=self.num_heads, dropout=self.dropout,
+                      key_dim=self.key_dim, scaled=self.scaled)
         return config

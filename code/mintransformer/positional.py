@@ -33,6 +33,9 @@ def positional_encoding(length, depth):
     return pe.astype(np.float32)
 
 
+POSITIONS = ("sinusoidal", "learned", "none")
+
+
 @keras.saving.register_keras_serializable(package="mintransformer")
 class PositionalEmbedding(keras.layers.Layer):
     """Token embedding scaled by sqrt(d_model), plus the positional encoding.
@@ -41,6 +44,9 @@ class PositionalEmbedding(keras.layers.Layer):
         vocab_size: number of token ids.
         d_model: embedding width.
         max_length: longest sequence accepted; the encoding table has this many rows.
+        positions: ``"sinusoidal"`` (the paper's, the default); ``"learned"``, a trained
+            (max_length, d_model) table instead (paper Table 3, row E); or ``"none"``.
+        scale: False leaves out the sqrt(d_model) factor (chapter 10 measures both).
 
     Call:
         tokens (B, T) integer ids -> (B, T, d_model). A T longer than ``max_length`` raises a
@@ -48,11 +54,14 @@ class PositionalEmbedding(keras.layers.Layer):
         own shape error is all that can be raised.
     """
 
-    def __init__(self, vocab_size, d_model, max_length, **kwargs):
+    def __init__(self, vocab_size, d_model, max_length, positions="sinusoidal", scale=True, **kwargs):
         super().__init__(**kwargs)
+        if positions not in POSITIONS:
+            raise ValueError(f"positions={positions!r} must be one of {POSITIONS}.")
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.max_length = max_length
+        self.positions, self.scale = positions, scale
         # Entries ~ N(0, 1/d_model), as in the paper's reference code: with the sqrt(d_model)
         # factor below the embedding enters with entries of size 1, like the encoding, and as
         # the tied output matrix it gives logits of size 1 (chapter 7).
@@ -61,9 +70,16 @@ class PositionalEmbedding(keras.layers.Layer):
             embeddings_initializer=keras.initializers.RandomNormal(stddev=d_model**-0.5),
         )
         self.encoding = positional_encoding(max_length, d_model)  # (max_length, D) constant
+        # Learned positions start at the size of the encoding's entries (root mean square 1/sqrt(2)).
+        self.position_embedding = None if positions != "learned" else keras.layers.Embedding(
+            max_length, d_model, name="position_embedding",
+            embeddings_initializer=keras.initializers.RandomNormal(stddev=0.5**0.5),
+        )
 
     def build(self, input_shape):
         build_once(self.embedding, input_shape)
+        if self.position_embedding is not None:
+            build_once(self.position_embedding, (self.max_length,))
 
     def call(self, tokens):
         length = tokens.shape[1]
@@ -72,19 +88,28 @@ class PositionalEmbedding(keras.layers.Layer):
                 f"Sequence length {length} is longer than max_length={self.max_length} "
                 f"of {self.name}; build the model with a larger max_length."
             )
-        x = self.embedding(tokens)  # (B, T, D)
-        # Entries of size 1/sqrt(D) become entries of size 1, the size of the encoding's.
-        x = x * ops.cast(math.sqrt(self.d_model), x.dtype)
-        pe = ops.cast(self.encoding, x.dtype)[: ops.shape(tokens)[1]]  # (T, D)
-        return x + pe[None]  # (B, T, D)
+        return self.embed(tokens, ops.arange(ops.shape(tokens)[1]))  # (B, T, D)
 
     def embed_step(self, tokens, position):
         """Embed tokens (B, 1) standing at ``position`` (a scalar), for cached decoding."""
-        x = self.embedding(tokens) * ops.cast(math.sqrt(self.d_model), self.compute_dtype)
-        pe = ops.take(ops.cast(self.encoding, x.dtype), position, axis=0)  # (D,)
-        return x + pe  # (B, 1, D)
+        return self.embed(tokens, ops.reshape(position, (1,)))  # (B, 1, D)
+
+    def embed(self, tokens, positions):
+        """Tokens (B, T) standing at ``positions`` (T,) -> (B, T, D)."""
+        x = self.embedding(tokens)  # (B, T, D)
+        if self.scale:
+            # Entries of size 1/sqrt(D) become entries of size 1, the size of the encoding's.
+            x = x * ops.cast(math.sqrt(self.d_model), x.dtype)
+        if self.positions == "sinusoidal":
+            pe = ops.take(ops.cast(self.encoding, x.dtype), positions, axis=0)  # (T, D)
+        elif self.positions == "learned":
+            pe = ops.cast(self.position_embedding(positions), x.dtype)  # (T, D)
+        else:
+            return x
+        return x + pe[None]  # (B, T, D)
 
     def get_config(self):
         config = super().get_config()
-        config.update(vocab_size=self.vocab_size, d_model=self.d_model, max_length=self.max_length)
+        config.update(vocab_size=self.vocab_size, d_model=self.d_model, max_length=self.max_length,
+                      positions=self.positions, scale=self.scale)
         return config

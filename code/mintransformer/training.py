@@ -19,14 +19,19 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     ends long before the paper's 1/sqrt(step) decay has brought the rate down (chapter 8);
     the cool-down lets it settle. Before the cool-down the rate is equation 3, bit for bit.
 
+    With ``warmup=False`` (chapter 10's ablation) the first ``warmup_steps`` updates take the
+    peak rate straight away, and the decay after them is unchanged:
+    lrate = d_model^-0.5 * max(step, warmup_steps)^-0.5.
+
     Args:
         d_model: model width.
         warmup_steps: length of the warm-up.
         total_steps: number of updates of the whole run (needed with ``cooldown_steps``).
         cooldown_steps: length of the linear cool-down; 0 (the default) for none.
+        warmup: False holds the peak rate over the first ``warmup_steps`` instead of rising to it.
     """
 
-    def __init__(self, d_model, warmup_steps=4000, total_steps=None, cooldown_steps=0):
+    def __init__(self, d_model, warmup_steps=4000, total_steps=None, cooldown_steps=0, warmup=True):
         if cooldown_steps and not (total_steps and 0 < cooldown_steps <= total_steps):
             raise ValueError(f"cooldown_steps={cooldown_steps} needs total_steps >= cooldown_steps, "
                              f"got total_steps={total_steps}")
@@ -34,12 +39,17 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         self.warmup_steps = warmup_steps
         self.total_steps = total_steps
         self.cooldown_steps = cooldown_steps
+        self.warmup = warmup
 
     def __call__(self, step):
         keras_step = ops.cast(step, "float32")
         step = ops.maximum(keras_step, 1.0)
         warmup = ops.cast(self.warmup_steps, "float32")
-        rate = ops.rsqrt(ops.cast(self.d_model, "float32")) * ops.minimum(ops.rsqrt(step), step * warmup**-1.5)
+        if self.warmup:
+            shape = ops.minimum(ops.rsqrt(step), step * warmup**-1.5)
+        else:
+            shape = ops.rsqrt(ops.maximum(step, warmup))
+        rate = ops.rsqrt(ops.cast(self.d_model, "float32")) * shape
         if self.cooldown_steps:
             remaining = (self.total_steps - keras_step) / self.cooldown_steps  # >= 1 before the cool-down
             rate = rate * ops.clip(remaining, 0.0, 1.0)
@@ -47,7 +57,7 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self):
         return {"d_model": self.d_model, "warmup_steps": self.warmup_steps,
-                "total_steps": self.total_steps, "cooldown_steps": self.cooldown_steps}
+                "total_steps": self.total_steps, "cooldown_steps": self.cooldown_steps, "warmup": self.warmup}
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
