@@ -52,7 +52,7 @@ def test_schedule_at_step_zero_is_finite_and_positive():
 def test_schedule_config_round_trip():
     schedule = mt.TransformerSchedule(256, warmup_steps=1000)
     config = schedule.get_config()
-    assert config == {"d_model": 256, "warmup_steps": 1000, "total_steps": None, "cooldown_steps": 0}
+    assert config == {"d_model": 256, "warmup_steps": 1000, "total_steps": None, "cooldown_steps": 0, "warmup": True}
     clone = mt.TransformerSchedule.from_config(config)
     for step in (0, 500, 1000, 5000):
         assert rate(clone, step) == rate(schedule, step)

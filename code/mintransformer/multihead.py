@@ -96,7 +96,7 @@ class MultiHeadAttention(keras.layers.Layer):
     def project_key_value(self, key, value):
         """The heads' keys (B, h, S, d_k) and values (B, h, S, d_v): what a decoding cache stores."""
         k = split_heads(self.wk(key), self.num_heads)  # (B, h, S, d_k)
-        v = split_heads(self.wv(value), self.num_heads)  # (B, h, S, d_k)
+        v = split_heads(self.wv(value), self.num_heads)  # (B, h, S, d_v)
         return k, v
 
     def attend(self, query, k, v, mask=None, training=False):
