@@ -55,6 +55,10 @@ CASES = {
         lambda layer, t: layer(t[0], t[1], self_mask=mt.padding_mask(t[2]),
                                cross_mask=source_mask(t[3])),
         [Features(D, T), Features(D, S), Tokens(V, T), Tokens(V, S)], 26, DEC_LAYER_PARAMS, D),
+    "DecoderLayer/no cross-attention": (
+        lambda: mt.DecoderLayer(D, H, DFF, cross_attention=False),
+        lambda layer, t: layer(t[0], None, self_mask=mt.padding_mask(t[1])),
+        [Features(D, T), Tokens(V, T)], 16, ENC_LAYER_PARAMS, D),
     "Encoder": (
         lambda: mt.Encoder(N, D, H, DFF),
         lambda layer, t: layer(t[0], mask=source_mask(t[1]), return_attention_scores=True),
@@ -76,6 +80,18 @@ CASES = {
         [Tokens(V, S), Tokens(V, T)], 2 + 16 + 26 + 2 * 2 + 2,
         V * D + (V + 2) * D + ENC_LAYER_PARAMS + DEC_LAYER_PARAMS + 2 * LN_PARAMS
         + D * (V + 2) + (V + 2), V + 2),
+    # The decoder-only model: no cross-attention (16 weights a layer, not 26), learned positions,
+    # tied output, pre-norm (a final norm); and post-norm with an untied output layer.
+    "MinGPT/pre-norm": (
+        lambda: mt.MinGPT(N, D, H, DFF, V, MAX_LEN),
+        lambda layer, t: layer(t[0]),
+        [Tokens(V, T)], 2 + 16 * N + 2,
+        V * D + MAX_LEN * D + N * (ENC_LAYER_PARAMS) + LN_PARAMS, V),
+    "MinGPT/post-norm+untied": (
+        lambda: mt.MinGPT(1, D, H, DFF, V, MAX_LEN, norm_first=False, share_embeddings=False,
+                          positions="sinusoidal", scale_embeddings=True),
+        lambda layer, t: layer(t[0]),
+        [Tokens(V, T)], 1 + 16 + 2, V * D + ENC_LAYER_PARAMS + D * V + V, V),
 }
 
 
@@ -98,7 +114,7 @@ def test_every_public_layer_is_covered_by_the_contract():
 
 @pytest.mark.parametrize("name", ["MultiHeadAttention", "PositionalEmbedding",
                                   "LayerNormalization", "FeedForward", "EncoderLayer",
-                                  "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
+                                  "DecoderLayer", "Encoder", "Decoder", "MinTransformer", "MinGPT",
                                   "TransformerSchedule", "MaskedLoss", "masked_loss",
                                   "masked_accuracy"])
 def test_registered_for_serialization(name):

@@ -17,9 +17,11 @@ with quiet_stderr():
 from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
 from .decoder import Decoder, DecoderLayer
 from . import decoding
-from .decoding import beam_search, beam_tokens, greedy_decode, greedy_tokens, length_penalty, sample_decode
+from .decoding import (beam_search, beam_tokens, greedy_decode, greedy_generate, greedy_tokens, length_penalty,
+                       sample_decode, sample_generate)
 from .encoder import Encoder, EncoderLayer
 from .feedforward import FeedForward
+from .gpt import MinGPT
 from .layernorm import LayerNormalization
 from .masks import causal_mask, decoder_self_mask, padding_mask
 from .model import MinTransformer
@@ -39,6 +41,6 @@ __all__ = [
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
     "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
     "masked_accuracy", "MaskedAccuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
-    "sample_decode", "greedy_tokens", "beam_tokens",
+    "sample_decode", "greedy_tokens", "beam_tokens", "MinGPT", "greedy_generate", "sample_generate",
     "length_penalty", "quiet_stderr", "StepLossHistory",
 ]

@@ -1,6 +1,7 @@
-"""Two tasks generated in code (no downloads): sequence reversal and date normalization.
+"""Tasks generated in code (no downloads): sequence reversal and date normalization (chapter 8),
+and addition written as text for a language model (chapter 11).
 
-Both use one character-level vocabulary with ids 0 = pad, 1 = start, 2 = end, so the source and
+All use one character-level vocabulary with ids 0 = pad, 1 = start, 2 = end, so the source and
 target embeddings can be tied. Splits are fixed by a seed and never share a source string.
 """
 
@@ -165,3 +166,40 @@ def make_dataset(pairs, tokenizer, batch_size=64, shuffle=False, seed=0):
         .map(lambda s, ti, to: ((s, ti), to))
         .prefetch(tf.data.AUTOTUNE)
     )
+
+
+# ---------------------------------------------------------------- addition as text (chapter 11)
+ADDITION_ALPHABET = "0123456789+="
+
+
+def addition_problems(digits=2):
+    """Every sum of two numbers below ``10**digits``, as (prompt, answer): ("12+345=", "357")."""
+    numbers = range(10**digits)
+    return [(f"{a}+{b}=", str(a + b)) for a in numbers for b in numbers]
+
+
+def encode_lm(pairs, tokenizer):
+    """(prompt, answer) pairs -> a language model's inputs and labels, lists of id lists.
+
+    The text is ``prompt + answer + <end>``. The model reads every token but the last and is
+    asked, at each position, for the next one (labels = the text shifted left by one). The labels
+    inside the prompt are pad, which the loss masks out: the prompt's digits are random, and only
+    the answer (and its end) is there to be learned.
+    """
+    inputs, labels = [], []
+    for prompt, answer in pairs:
+        text = tokenizer.encode(prompt + answer, add_end=True)
+        inputs.append(text[:-1])
+        labels.append([PAD] * (len(prompt) - 1) + text[len(prompt):])
+    return inputs, labels
+
+
+def make_lm_dataset(pairs, tokenizer, batch_size=64, shuffle=False, seed=0):
+    """A ``tf.data`` pipeline of ``(inputs, labels)`` batches (``encode_lm``) for ``model.fit``."""
+    inputs, labels = encode_lm(pairs, tokenizer)
+    ragged = tf.data.Dataset.from_tensor_slices((tf.ragged.constant(inputs, dtype=tf.int32),
+                                                 tf.ragged.constant(labels, dtype=tf.int32)))
+    if shuffle:
+        ragged = ragged.shuffle(len(inputs), seed=seed, reshuffle_each_iteration=True)
+    # (The map turns each ragged element into a tensor, which padded_batch needs.)
+    return ragged.map(lambda x, y: (x, y)).padded_batch(batch_size, padding_values=PAD).prefetch(tf.data.AUTOTUNE)

@@ -23,6 +23,9 @@ class DecoderLayer(keras.layers.Layer):
         norm_first: False = the paper's post-norm; True = pre-norm.
         key_dim, scale_attention: both attentions' d_k and whether they divide by sqrt(d_k)
             (``MultiHeadAttention``'s ``key_dim`` and ``scaled``; chapter 10 varies them).
+        cross_attention: False leaves out sub-layer 2 (and its norm): the block of a
+            decoder-only model such as GPT (``MinGPT``, chapter 11), which has no encoder.
+            ``context`` and ``cross_mask`` are then ignored.
 
     Call:
         x (B, T, D), context (B, S, D), self_mask broadcastable to (B, h, T, T)
@@ -31,28 +34,31 @@ class DecoderLayer(keras.layers.Layer):
     """
 
     def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
-                 scale_attention=True, **kwargs):
+                 scale_attention=True, cross_attention=True, **kwargs):
         super().__init__(**kwargs)
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
         self.key_dim, self.scale_attention = key_dim, scale_attention
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, key_dim, scale_attention,
                                                  name="self_attention")
-        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, key_dim, scale_attention,
-                                                  name="cross_attention")
+        self.cross_attention = MultiHeadAttention(
+            d_model, num_heads, dropout, key_dim, scale_attention, name="cross_attention"
+        ) if cross_attention else None
         self.ffn = FeedForward(d_model, dff, dropout, name="ffn")
         self.norm1 = LayerNormalization(name="norm1")
-        self.norm2 = LayerNormalization(name="norm2")
+        self.norm2 = LayerNormalization(name="norm2") if cross_attention else None
         self.norm3 = LayerNormalization(name="norm3")
         self.residual_dropout = keras.layers.Dropout(dropout)
 
     def build(self, x_shape, context_shape=None):
         context_shape = x_shape if context_shape is None else context_shape  # a step has no context
         build_once(self.self_attention, x_shape, x_shape, x_shape)
-        build_once(self.cross_attention, x_shape, context_shape, context_shape)
+        if self.cross_attention is not None:
+            build_once(self.cross_attention, x_shape, context_shape, context_shape)
         build_once(self.ffn, x_shape)
         for norm in (self.norm1, self.norm2, self.norm3):
-            build_once(norm, x_shape)
+            if norm is not None:
+                build_once(norm, x_shape)
 
     def call(self, x, context, self_mask=None, cross_mask=None, training=False,
              return_attention_scores=False, cache=None, position=None):
@@ -84,38 +90,46 @@ class DecoderLayer(keras.layers.Layer):
 
         x, (self_weights, keys, values) = residual(
             x, self_attention, self.norm1, self.residual_dropout, self.norm_first, training)
-        x, cross_weights = residual(x, cross_attention, self.norm2, self.residual_dropout, self.norm_first, training)
+        cross_weights = None
+        if self.cross_attention is not None:
+            x, cross_weights = residual(x, cross_attention, self.norm2, self.residual_dropout, self.norm_first,
+                                        training)
         x, _ = residual(x, feed_forward, self.norm3, self.residual_dropout, self.norm_first, training)
         if cache is not None:
             return x, dict(cache, keys=keys, values=values)
         return (x, (self_weights, cross_weights)) if return_attention_scores else x
 
     def step(self, x, cache, position, cross_mask=None, is_token=None):
-        """Decode one new position with a key/value cache (same result as the full ``call``).
+        """Decode new positions with a key/value cache (same result as the full ``call``).
+
+        Usually one position; several at once process a prompt in one pass ("prefill").
 
         Args:
-            x: the new position's input, (B, 1, D).
+            x: the new positions' input, (B, n, D), standing at ``position``, ..., ``position + n - 1``.
             cache: dict with this layer's self-attention ``keys``/``values`` buffers
                 (B, h, L, d_k)/(B, h, L, d_v) holding positions < ``position``, ``is_token``
                 (B, L), which of those positions hold a real token rather than padding, and the
                 cross-attention ``cross_keys``/``cross_values`` (B, h, S, d_k)/(B, h, S, d_v),
                 computed once per source.
-            position: index of the new position (scalar).
-            cross_mask: source padding mask, broadcastable to (B, h, 1, S).
-            is_token: (B, 1) boolean, False where the new position is padding; None = all real.
+            position: index of the first new position (scalar).
+            cross_mask: source padding mask, broadcastable to (B, h, n, S).
+            is_token: (B, n) boolean, False where a new position is padding; None = all real.
 
         Returns:
-            ``(output (B, 1, D), new cache)``: the new keys/values written at ``position``.
-            The self-attention mask is the same as ``decoder_self_mask`` in ``call``: keys at
-            positions <= ``position`` that are not padding.
+            ``(output (B, n, D), new cache)``: the new keys/values written from ``position`` on.
+            The self-attention mask is the same as ``decoder_self_mask`` in ``call``: the new
+            position ``position + i`` sees the keys at positions <= ``position + i`` that are
+            not padding.
         """
         if is_token is None:
-            is_token = ops.ones((ops.shape(x)[0], 1), dtype="bool")
+            is_token = ops.ones(ops.shape(x)[:2], dtype="bool")
         tokens = ops.slice_update(cache["is_token"], (0, position), is_token)  # (B, L)
         slots = ops.arange(ops.shape(tokens)[1])  # (L,)
-        seen = ops.logical_and(ops.less_equal(slots, position)[None, :], tokens)  # (B, L)
-        x, cache = self(x, None, self_mask=seen[:, None, None, :], cross_mask=cross_mask,
-                        cache=cache, position=position)  # mask (B, 1, 1, L)
+        queries = position + ops.arange(ops.shape(x)[1])  # (n,) positions of the new tokens
+        causal = ops.less_equal(slots[None, :], queries[:, None])  # (n, L)
+        seen = ops.logical_and(causal[None], tokens[:, None, :])  # (B, n, L)
+        x, cache = self(x, None, self_mask=seen[:, None], cross_mask=cross_mask,
+                        cache=cache, position=position)  # mask (B, 1, n, L)
         return x, dict(cache, is_token=tokens)
 
     def get_config(self):
@@ -124,6 +138,7 @@ class DecoderLayer(keras.layers.Layer):
             d_model=self.d_model, num_heads=self.num_heads, dff=self.dff,
             dropout=self.dropout, norm_first=self.norm_first,
             key_dim=self.key_dim, scale_attention=self.scale_attention,
+            cross_attention=self.cross_attention is not None,
         )
         return config
 
@@ -132,26 +147,29 @@ class DecoderLayer(keras.layers.Layer):
 class Decoder(keras.layers.Layer):
     """A stack of ``num_layers`` decoder layers over embedded targets.
 
-    With ``norm_first=True`` a final layer norm closes the stack.
+    With ``norm_first=True`` a final layer norm closes the stack. With
+    ``cross_attention=False`` its layers have no cross-attention (a decoder-only model's stack),
+    and ``context`` may be None.
 
     Call:
         x (B, T, D), context (B, S, D), self_mask, cross_mask -> (B, T, D)
-        [, list of num_layers (self weights, cross weights)].
+        [, list of num_layers (self weights, cross weights or None)].
     """
 
     def __init__(self, num_layers, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
-                 scale_attention=True, **kwargs):
+                 scale_attention=True, cross_attention=True, **kwargs):
         super().__init__(**kwargs)
         self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
-        self.key_dim, self.scale_attention = key_dim, scale_attention
+        self.key_dim, self.scale_attention, self.cross_attention = key_dim, scale_attention, cross_attention
         self.stack = [
-            DecoderLayer(d_model, num_heads, dff, dropout, norm_first, key_dim, scale_attention, name=f"layer_{i}")
+            DecoderLayer(d_model, num_heads, dff, dropout, norm_first, key_dim, scale_attention, cross_attention,
+                         name=f"layer_{i}")
             for i in range(num_layers)
         ]
         self.final_norm = LayerNormalization(name="final_norm") if norm_first else None
 
-    def build(self, x_shape, context_shape):
+    def build(self, x_shape, context_shape=None):
         for layer in self.stack:
             build_once(layer, x_shape, context_shape)
         if self.final_norm is not None:
@@ -170,28 +188,32 @@ class Decoder(keras.layers.Layer):
             x = self.final_norm(x)
         return (x, all_weights) if return_attention_scores else x
 
-    def start_cache(self, context, max_length):
+    def start_cache(self, context, max_length, batch_size=None):
         """Per-layer caches for decoding up to ``max_length`` positions against ``context`` (B, S, D).
 
         Cross-attention keys and values depend only on the source, so they are computed here,
         once; self-attention buffers start as zeros and fill one position per step, and
-        ``is_token`` records which filled positions hold a real token (not padding).
+        ``is_token`` records which filled positions hold a real token (not padding). A stack
+        without cross-attention has no ``context``: pass None and ``batch_size`` instead.
         """
-        batch, caches = ops.shape(context)[0], []
+        batch = ops.shape(context)[0] if context is not None else batch_size
+        caches = []
         for layer in self.stack:
-            cross_keys, cross_values = layer.cross_attention.project_key_value(context, context)
             attention = layer.self_attention
-            keys = ops.zeros((batch, self.num_heads, max_length, attention.d_k), cross_keys.dtype)  # (B, h, L, d_k)
-            values = ops.zeros((batch, self.num_heads, max_length, attention.d_v), cross_keys.dtype)  # (B, h, L, d_v)
-            is_token = ops.zeros((batch, max_length), dtype="bool")  # (B, L)
-            caches.append(dict(keys=keys, values=values, is_token=is_token,
-                               cross_keys=cross_keys, cross_values=cross_values))
+            cache = {}
+            if layer.cross_attention is not None:
+                cache["cross_keys"], cache["cross_values"] = layer.cross_attention.project_key_value(context, context)
+            dtype = attention.compute_dtype
+            cache["keys"] = ops.zeros((batch, self.num_heads, max_length, attention.d_k), dtype)  # (B, h, L, d_k)
+            cache["values"] = ops.zeros((batch, self.num_heads, max_length, attention.d_v), dtype)  # (B, h, L, d_v)
+            cache["is_token"] = ops.zeros((batch, max_length), dtype="bool")  # (B, L)
+            caches.append(cache)
         return caches
 
     def step(self, x, caches, position, cross_mask=None, is_token=None):
-        """One decoding step through every layer: x (B, 1, D) -> (B, 1, D), updated caches.
+        """One decoding step through every layer: x (B, n, D) -> (B, n, D), updated caches.
 
-        ``is_token`` (B, 1): False where the new position is padding (see ``DecoderLayer.step``).
+        ``is_token`` (B, n): False where a new position is padding (see ``DecoderLayer.step``).
         """
         new_caches = []
         for layer, cache in zip(self.stack, caches):
@@ -206,6 +228,6 @@ class Decoder(keras.layers.Layer):
         config.update(
             num_layers=self.num_layers, d_model=self.d_model, num_heads=self.num_heads,
             dff=self.dff, dropout=self.dropout, norm_first=self.norm_first,
-            key_dim=self.key_dim, scale_attention=self.scale_attention,
+            key_dim=self.key_dim, scale_attention=self.scale_attention, cross_attention=self.cross_attention,
         )
         return config

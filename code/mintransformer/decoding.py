@@ -23,6 +23,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from .gpt import MinGPT
+
 NEG_INF = float("-inf")
 
 
@@ -41,17 +43,22 @@ def _write_column(buffer, t, column):
     return ops.slice_update(buffer, [0] * (len(buffer.shape) - 1) + [t], column[..., None])
 
 
-def _stepper(model, source, max_length, use_cache, encode_once):
-    """``(state, step)``: ``step(state, tokens (N, 1), t)`` -> ``(logits (N, V), state)``.
+def _stepper(model, source, start_id, max_length, use_cache, encode_once):
+    """``(state, step, start_tokens)``: ``step(state, tokens (N, 1), t)`` -> ``(logits (N, V), state)``.
 
     ``tokens`` stand at position ``t`` of the target; the logits are for position ``t + 1``.
-    Every tensor in ``state`` has the batch on its first axis, so beam search can reorder it.
+    ``start_tokens`` (N, 1) are the tokens fed at ``t = 0``: ``start_id``. Every tensor in ``state``
+    has the batch on its first axis, so beam search can reorder it. A ``MinGPT`` continues a
+    prompt instead (``_prompt_stepper``).
     """
+    if isinstance(model, MinGPT):
+        return _prompt_stepper(model, source, max_length, use_cache)
+    start_tokens = tf.fill([tf.shape(source)[0], 1], start_id)
     if use_cache:
         def cached(caches, tokens, t):
             return model.decode_step(tokens, t, caches, source)
 
-        return model.start_cache(source, max_length), cached
+        return model.start_cache(source, max_length), cached, start_tokens
     context = model.encode(source) if encode_once else None  # (N, S, D)
 
     def uncached(prefix, tokens, t):
@@ -63,7 +70,36 @@ def _stepper(model, source, max_length, use_cache, encode_once):
             logits = model.decode(target, context, source)
         return logits[:, t], prefix  # position t, not -1: XLA pads a prefix of changing length
 
-    return tf.fill([tf.shape(source)[0], max_length], model.pad_id), uncached
+    return tf.fill([tf.shape(source)[0], max_length], model.pad_id), uncached, start_tokens
+
+
+def _prompt_stepper(model, prompt, max_length, use_cache):
+    """``_stepper`` for a decoder-only model that continues ``prompt`` (N, P) by ``max_length`` tokens.
+
+    Loop step ``t`` feeds the token at sequence position ``P - 1 + t``: ``start_tokens`` is the prompt's
+    last token. With the cache, the ``P - 1`` tokens before it are written into it in one pass
+    (the "prefill"), then one position per step; without it, the model re-reads the whole
+    sequence so far at every step.
+    """
+    offset = prompt.shape[1] - 1  # P - 1, a Python int: every shape in the loop stays fixed
+    start_tokens = prompt[:, offset:]  # (N, 1)
+    if use_cache:
+        caches = model.start_cache(tf.shape(prompt)[0], offset + max_length)
+        if offset:
+            _, caches = model.decode_step(prompt[:, :offset], 0, caches)  # prefill positions 0 .. P - 2
+
+        def cached(caches, tokens, t):
+            return model.decode_step(tokens, offset + t, caches)
+
+        return caches, cached, start_tokens
+
+    def uncached(sequence, tokens, t):
+        sequence = _write_column(sequence, offset + t, tokens[:, 0])  # (N, P - 1 + max_length)
+        logits = model(sequence[:, : offset + t + 1], training=False)  # the whole sequence, every step
+        return logits[:, offset + t], sequence
+
+    sequence = tf.concat([prompt[:, :offset], tf.fill([tf.shape(prompt)[0], max_length], model.pad_id)], axis=1)
+    return sequence, uncached, start_tokens
 
 
 def _reorder(state, order):
@@ -124,8 +160,8 @@ def greedy_tokens(model, source, start_id, end_id, max_length, use_cache=True, e
     ``source`` are Python values.
     """
     batch = tf.shape(source)[0]
-    state, step = _stepper(model, source, max_length, use_cache, encode_once)
-    banned = [model.pad_id, start_id]  # never generated
+    state, step, start_tokens = _stepper(model, source, start_id, max_length, use_cache, encode_once)
+    banned = [i for i in (model.pad_id, start_id) if i is not None]  # never generated
 
     def body(t, tokens, state, output, done):
         logits, state = step(state, tokens, t)  # (B, V)
@@ -141,8 +177,8 @@ def greedy_tokens(model, source, start_id, end_id, max_length, use_cache=True, e
     def running(t, tokens, state, output, done):
         return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(done)))
 
-    start = (tf.constant(0), tf.fill([batch, 1], start_id), state,
-             tf.fill([batch, max_length], model.pad_id), tf.zeros([batch], tf.bool))
+    start = (tf.constant(0), start_tokens, state, tf.fill([batch, max_length], model.pad_id),
+             tf.zeros([batch], tf.bool))
     return tf.while_loop(running, body, start)[3]
 
 
@@ -159,8 +195,9 @@ def beam_tokens(model, source, start_id, end_id, max_length, beam_size=4, alpha=
     are Python values.
     """
     batch, k = tf.shape(source)[0], beam_size
-    state, step = _stepper(model, tf.repeat(source, k, axis=0), max_length, use_cache, encode_once)
-    banned = [model.pad_id, start_id]
+    state, step, start_tokens = _stepper(model, tf.repeat(source, k, axis=0), start_id, max_length, use_cache,
+                                        encode_once)
+    banned = [i for i in (model.pad_id, start_id) if i is not None]
     first = tf.range(batch)[:, None] * k  # (B, 1): row of each sequence's first beam
 
     def body(*old):
@@ -192,7 +229,7 @@ def beam_tokens(model, source, start_id, end_id, max_length, beam_size=4, alpha=
 
     # All beams start identical: keep one, or the first top-k would repeat it k times.
     log_prob = tf.tile(tf.where(tf.range(k) == 0, 0.0, NEG_INF)[None], [batch, 1])
-    start = (tf.constant(0), tf.fill([batch * k, 1], start_id), state,
+    start = (tf.constant(0), start_tokens, state,
              tf.fill([batch, k, max_length], model.pad_id), tf.cast(log_prob, tf.float64),
              tf.zeros([batch, k], tf.float64), tf.zeros([batch, k], tf.bool))
     _, _, _, tokens, log_prob, length, done = tf.while_loop(running, body, start)
@@ -211,23 +248,42 @@ def beam_tokens(model, source, start_id, end_id, max_length, beam_size=4, alpha=
 _COMPILED = weakref.WeakKeyDictionary()
 
 
+def _check_sampling(temperature, top_k, top_p):
+    """Clear errors for settings that would sample from nothing, or divide by zero."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0 to sample, got {temperature}; decode greedily instead.")
+    if top_k is not None and (int(top_k) != top_k or top_k < 1):
+        raise ValueError(f"top_k must be an integer >= 1 (or None: no top-k), got {top_k}.")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1] (1: no top-p), got {top_p}.")
+
+
 def _run(loop, model, source_tokens, max_length, **settings):
     source = np.asarray(source_tokens, dtype=np.int32)
     if source.ndim != 2:
         raise ValueError(f"source_tokens must have shape (B, S), got {source.shape}.")
     if max_length > model.max_length:
         raise ValueError(f"max_length={max_length} exceeds the model's max_length={model.max_length}.")
-    settings["max_length"] = max_length
-    key = (loop.__name__, tuple(sorted(settings.items())))
+    return _compiled(loop, model, max_length, settings)(tf.constant(source)).numpy()
+
+
+def _compiled(loop, model, max_length, settings, prompt_length=None):
+    """The loop compiled for ``model`` and ``settings``: a function of ``source`` (B, S).
+
+    A decoder-only model's loop is compiled for one ``prompt_length`` P: its input is (B, P).
+    """
+    settings = dict(settings, max_length=max_length)
+    key = (loop.__name__, prompt_length, tuple(sorted(settings.items())))
     functions = _COMPILED.setdefault(model, {})
     if key not in functions:
         # The cached loop has fixed shapes, so XLA compiles it whole: fused steps, and the
         # cache written in place (about 3x faster on a CPU, benchmarks/README.md). XLA is made
         # for fixed shapes, and the uncached baselines slice a prefix whose length changes at
         # every step: they run as an ordinary TensorFlow graph, the baselines they stand for.
+        signature = None if prompt_length is None else [tf.TensorSpec([None, prompt_length], tf.int32)]
         functions[key] = tf.function(_Loop(loop, model, settings), reduce_retracing=True,
-                                     jit_compile=settings["use_cache"])
-    return functions[key](tf.constant(source)).numpy()
+                                     jit_compile=settings["use_cache"], input_signature=signature)
+    return functions[key]
 
 
 class _Loop:
@@ -275,8 +331,7 @@ def sample_decode(model, source_tokens, start_id, end_id, max_length, temperatur
     the smallest set of most probable ids whose probabilities sum to at least ``top_p``
     (nucleus sampling, Holtzman et al., 2020), and renormalised. Returns as ``greedy_decode``.
     """
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0 to sample, got {temperature}; use greedy_decode.")
+    _check_sampling(temperature, top_k, top_p)
     return _run(greedy_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
                 use_cache=use_cache, temperature=float(temperature), top_k=top_k, top_p=float(top_p),
                 seed=int(seed))
@@ -299,3 +354,62 @@ def beam_search(model, source_tokens, start_id, end_id, max_length, beam_size=4,
     """
     return _run(beam_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
                 beam_size=beam_size, alpha=alpha, use_cache=use_cache, encode_once=encode_once)
+
+
+def _run_prompts(model, prompts, max_new_tokens, **settings):
+    """Continue each prompt (a list of id lists, or a (B, P) array) of a decoder-only model.
+
+    Prompts of one length run as one batch through the compiled loop (a loop per length: its
+    shapes are fixed); the rows come back in the order of ``prompts``.
+    """
+    prompts = [list(np.asarray(p, dtype=np.int32).reshape(-1)) for p in prompts]
+    if not prompts or min(len(p) for p in prompts) < 1:
+        raise ValueError("every prompt needs at least one token.")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}.")
+    longest = max(len(p) for p in prompts)
+    if longest > model.max_length:
+        raise ValueError(f"a prompt of {longest} tokens is longer than the context, max_length={model.max_length}.")
+    if longest + max_new_tokens > model.max_length:
+        raise ValueError(f"a prompt of {longest} tokens and max_new_tokens={max_new_tokens} do not fit the "
+                         f"context, max_length={model.max_length}: generate at most "
+                         f"{model.max_length - longest} tokens.")
+    settings = dict(settings, start_id=None, end_id=-1 if settings["end_id"] is None else settings["end_id"])
+    out = np.full((len(prompts), max_new_tokens), model.pad_id, dtype=np.int32)
+    for length in sorted({len(p) for p in prompts}):
+        rows = [i for i, p in enumerate(prompts) if len(p) == length]
+        batch = tf.constant(np.array([prompts[i] for i in rows], dtype=np.int32))  # (n, length)
+        out[rows] = _compiled(greedy_tokens, model, max_new_tokens, settings, length)(batch).numpy()
+    return out
+
+
+def greedy_generate(model, prompts, max_new_tokens, end_id=None, use_cache=True):
+    """Continue each prompt with the most probable next token, ``max_new_tokens`` times.
+
+    Args:
+        model: a decoder-only ``MinGPT``.
+        prompts: a list of id lists (lengths may differ), or an int array (B, P). No padding:
+            every id is part of the prompt.
+        max_new_tokens: the most tokens to generate; the prompt and they must fit the model's
+            context, ``max_length``.
+        end_id: a sequence that emits it is finished, and pads afterwards; None never stops early.
+        use_cache: keep each layer's keys and values (the default); False re-reads the whole
+            sequence at every step, the baseline of chapter 11's timing.
+
+    Returns:
+        int32 NumPy array (B, max_new_tokens): the generated ids only, ``end_id`` included, then
+        pad. The loop is ``greedy_tokens``, compiled as for ``greedy_decode``.
+    """
+    return _run_prompts(model, prompts, max_new_tokens, end_id=end_id, use_cache=use_cache, encode_once=False)
+
+
+def sample_generate(model, prompts, max_new_tokens, end_id=None, temperature=1.0, top_k=None, top_p=1.0,
+                    seed=0, use_cache=True):
+    """Continue each prompt by drawing each next token at random; reproducible for a ``seed``.
+
+    The distribution is reshaped by ``temperature``, ``top_k`` and ``top_p`` as in
+    ``sample_decode``; the other arguments and the result are as in ``greedy_generate``.
+    """
+    _check_sampling(temperature, top_k, top_p)
+    return _run_prompts(model, prompts, max_new_tokens, end_id=end_id, use_cache=use_cache, encode_once=False,
+                        temperature=float(temperature), top_k=top_k, top_p=float(top_p), seed=int(seed))

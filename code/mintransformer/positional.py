@@ -91,8 +91,8 @@ class PositionalEmbedding(keras.layers.Layer):
         return self.embed(tokens, ops.arange(ops.shape(tokens)[1]))  # (B, T, D)
 
     def embed_step(self, tokens, position):
-        """Embed tokens (B, 1) standing at ``position`` (a scalar), for cached decoding."""
-        return self.embed(tokens, ops.reshape(position, (1,)))  # (B, 1, D)
+        """Embed tokens (B, n) standing at ``position``, ..., ``position + n - 1``, for cached decoding."""
+        return self.embed(tokens, position + ops.arange(ops.shape(tokens)[1]))  # (B, n, D)
 
     def embed(self, tokens, positions):
         """Tokens (B, T) standing at ``positions`` (T,) -> (B, T, D)."""
