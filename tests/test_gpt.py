@@ -112,7 +112,8 @@ def test_decode_step_equals_the_full_pass(model, tokens):
 
 
 def test_a_prefill_of_several_positions_equals_one_at_a_time(model, tokens):
-    _, one_pass = model.decode_step(tokens[:, :5], 0, model.start_cache(3, 10))
+    last, one_pass = model.decode_step(tokens[:, :5], 0, model.start_cache(3, 10))
+    np.testing.assert_allclose(ops.convert_to_numpy(last), logits_of(model, tokens[:, :5])[:, 4], atol=1e-4)
     logits, caches = model.decode_step(tokens[:, 5:6], 5, one_pass)
     np.testing.assert_allclose(ops.convert_to_numpy(logits), logits_of(model, tokens[:, :6])[:, 5], atol=1e-4)
     for a, b in zip(one_pass, model.start_cache(3, 10)):

@@ -81,22 +81,23 @@ class MinGPT(keras.Model):
         return self.decoder.start_cache(None, max_length, batch_size=batch_size)
 
     def decode_step(self, tokens, position, caches):
-        """Next-token logits for the token at ``position``, reusing the cache.
+        """Feed ``tokens`` at ``position`` on, through the cache; the logits of the token after them.
 
         Args:
-            tokens: (B, 1), the token at ``position`` of each sequence.
-            position: its index (scalar).
+            tokens: (B, n), the tokens at ``position``, ..., ``position + n - 1``: one new token
+                per step, or a whole prompt at once (the "prefill").
+            position: the index of the first of them (scalar).
             caches: from ``start_cache`` or the previous step.
 
         Returns:
-            ``(logits (B, V), updated caches)``, equal (up to rounding) to
-            ``self(sequence)[:, position]`` when the sequence's first ``position + 1`` tokens
-            were fed.
+            ``(logits (B, V), updated caches)``: the logits at the last position fed, equal (up
+            to rounding) to ``self(sequence)[:, position + n - 1]`` when the sequence's first
+            ``position + n`` tokens have been fed.
         """
-        x = self.embedding.embed_step(tokens, position)  # (B, 1, D)
-        is_token = ops.not_equal(tokens, self.pad_id)  # (B, 1)
+        x = self.embedding.embed_step(tokens, position)  # (B, n, D)
+        is_token = ops.not_equal(tokens, self.pad_id)  # (B, n)
         x, caches = self.decoder.step(x, caches, position, is_token=is_token)
-        logits = ops.cast(self.output_projection(x), "float32")  # (B, 1, V)
+        logits = ops.cast(self.output_projection(x[:, -1:]), "float32")  # (B, 1, V): the last position only
         return logits[:, 0], caches
 
     def attention_scores(self, tokens):

@@ -1,0 +1,111 @@
+"""Chapter 11's checks reject the wrong answers they are meant to catch, with the right message.
+
+The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
+tests/test_editions.py (the instructor's edition grades to full marks).
+"""
+
+import numpy as np
+import pytest
+from keras import ops
+
+import mintransformer as mt
+
+CHAPTER = "11_gpt"
+
+
+def check(label, **env):
+    result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("label,name", [
+    ("ex-gpt-generate-by-hand", "greedy_by_hand"),
+    ("ex-gpt-parameters", "gpt_parameters"),
+    ("ex-gpt-fix-mask", "lm_mask"),
+])
+def test_blank_answers_fail_and_say_so(label, name):
+    passed, text = check(label)
+    assert not passed and "is not defined" in text
+    passed, text = check(label, **{name: stub})
+    assert not passed and "NotImplementedError" in text
+
+
+def _by_hand(offset=0, ban_pad=True, full_pass=False):
+    def greedy_by_hand(model, prompt, max_new_tokens):
+        if full_pass:
+            sequence = list(prompt)
+            for _ in range(max_new_tokens):
+                scores = ops.convert_to_numpy(model(np.array([sequence], "int32")))[0, -1].copy()
+                scores[0] = -np.inf
+                sequence.append(int(scores.argmax()))
+            return sequence[len(prompt):]
+        caches = model.start_cache(1, len(prompt) + max_new_tokens + 1)
+        logits, caches = model.decode_step(np.array([prompt], "int32"), 0, caches)
+        new = []
+        for i in range(max_new_tokens):
+            scores = ops.convert_to_numpy(logits)[0].copy()
+            if ban_pad:
+                scores[0] = -np.inf
+            new.append(int(scores.argmax()))
+            logits, caches = model.decode_step(np.array([[new[-1]]], "int32"), len(prompt) + i + offset, caches)
+        return new
+    return greedy_by_hand
+
+
+def test_generate_by_hand_accepts_the_cached_loop_and_refuses_the_full_pass():
+    assert check("ex-gpt-generate-by-hand", greedy_by_hand=_by_hand())[0]
+    passed, text = check("ex-gpt-generate-by-hand", greedy_by_hand=_by_hand(full_pass=True))
+    assert not passed and "asks for the cache" in text, text
+    passed, text = check("ex-gpt-generate-by-hand", greedy_by_hand=_by_hand(offset=1))
+    assert not passed and "fed back at position P + i" in text, text
+    passed, text = check("ex-gpt-generate-by-hand",
+                         greedy_by_hand=lambda model, prompt, n: _by_hand()(model, prompt, n) + [3])
+    assert not passed and "new tokens only, not the prompt" in text, text
+
+
+def _parameters(skip=""):
+    def gpt_parameters(num_layers, d_model, dff, vocab_size, max_length, tied=True):
+        d = d_model
+        biases = 0 if skip == "biases" else 4 * d + dff + d
+        norms = 0 if skip == "norms" else 4 * d
+        layer = 4 * d * d + 2 * d * dff + biases + norms
+        positions = 0 if skip == "positions" else max_length * d
+        final = 0 if skip == "final" else 2 * d
+        output = 0 if tied or skip == "tied" else d * vocab_size + vocab_size
+        return vocab_size * d + positions + num_layers * layer + final + output
+    return gpt_parameters
+
+
+@pytest.mark.parametrize("skip,message", [
+    ("positions", "position embedding"), ("final", "final layer norm"), ("biases", "biases are missing"),
+    ("norms", "two layer norms"), ("tied", "ignores tied"),
+])
+def test_parameters_names_what_is_missing(skip, message):
+    assert check("ex-gpt-parameters", gpt_parameters=_parameters())[0]
+    passed, text = check("ex-gpt-parameters", gpt_parameters=_parameters(skip))
+    assert not passed and message in text, text
+
+
+def test_the_mask_check_catches_the_upper_triangle_and_missing_padding():
+    def right(tokens, pad_id):
+        T = tokens.shape[1]
+        return np.tril(np.ones((T, T), bool))[None, None] & (np.asarray(tokens) != pad_id)[:, None, None, :]
+
+    def upper(tokens, pad_id):
+        T = tokens.shape[1]
+        return np.triu(np.ones((T, T), bool))[None, None] & (np.asarray(tokens) != pad_id)[:, None, None, :]
+
+    def no_padding(tokens, pad_id):
+        T = tokens.shape[1]
+        return np.broadcast_to(np.tril(np.ones((T, T), bool)), (tokens.shape[0], 1, T, T))
+
+    assert check("ex-gpt-fix-mask", lm_mask=right)[0]
+    assert check("ex-gpt-fix-mask", lm_mask=lambda tokens, pad_id: mt.decoder_self_mask(tokens, pad_id))[0]
+    passed, text = check("ex-gpt-fix-mask", lm_mask=upper)
+    assert not passed and "lower triangle, not an upper one" in text, text
+    passed, text = check("ex-gpt-fix-mask", lm_mask=no_padding)
+    assert not passed and "AND it with the padding mask" in text, text
