@@ -24,6 +24,15 @@ def model(request):
     return m
 
 
+@pytest.fixture(scope="module")
+def lm():
+    """The pre-norm model alone, for the tests that compile decoding loops (seconds each)."""
+    keras.utils.set_random_seed(1)
+    m = mt.MinGPT(2, 16, 4, 32, V, 24, dropout=0.1)
+    m(np.ones((1, 3), "int32"))
+    return m
+
+
 @pytest.fixture
 def tokens(rng):
     """(3, 8) ids in 3..V-1: no pad, start or end."""
@@ -123,14 +132,14 @@ def test_a_prefill_of_several_positions_equals_one_at_a_time(model, tokens):
 # --- generation ---------------------------------------------------------------------------------
 
 
-def test_greedy_generation_is_the_argmax_of_the_full_pass(model, rng):
+def test_greedy_generation_is_the_argmax_of_the_full_pass(lm, rng):
     prompts = [list(rng.integers(3, V, size=n)) for n in (4, 1, 4, 6)]  # lengths differ
-    out = mt.greedy_generate(model, prompts, 7)
+    out = mt.greedy_generate(lm, prompts, 7)
     assert out.shape == (4, 7) and out.dtype == np.int32
     for prompt, row in zip(prompts, out):
         sequence = list(prompt)
         for _ in range(7):
-            logits = logits_of(model, [sequence])[0, -1]
+            logits = logits_of(lm, [sequence])[0, -1]
             logits[0] = -np.inf  # pad is never generated
             sequence.append(int(logits.argmax()))
         assert sequence[len(prompt):] == row.tolist()
@@ -138,19 +147,19 @@ def test_greedy_generation_is_the_argmax_of_the_full_pass(model, rng):
 
 @pytest.mark.parametrize("settings", [{}, dict(temperature=0.7, top_k=4), dict(temperature=1.5, top_p=0.8)],
                          ids=["greedy", "top-k", "top-p"])
-def test_cached_and_uncached_generation_return_identical_tokens(model, rng, settings):
+def test_cached_and_uncached_generation_return_identical_tokens(lm, rng, settings):
     prompts = [list(rng.integers(3, V, size=n)) for n in (3, 5, 3, 2)]
     generate = mt.sample_generate if settings else mt.greedy_generate
-    cached = generate(model, prompts, 9, end_id=END, **settings)
-    uncached = generate(model, prompts, 9, end_id=END, use_cache=False, **settings)
+    cached = generate(lm, prompts, 9, end_id=END, **settings)
+    uncached = generate(lm, prompts, 9, end_id=END, use_cache=False, **settings)
     np.testing.assert_array_equal(cached, uncached)
 
 
-def test_generation_stops_at_the_end_token_and_pads(model, rng):
+def test_generation_stops_at_the_end_token_and_pads(lm, rng):
     prompts = rng.integers(3, V, size=(6, 3))
-    free = mt.greedy_generate(model, prompts, 10)
+    free = mt.greedy_generate(lm, prompts, 10)
     end = int(np.bincount(free.ravel()).argmax())  # a token the model does generate
-    out = mt.greedy_generate(model, prompts, 10, end_id=end)
+    out = mt.greedy_generate(lm, prompts, 10, end_id=end)
     for row, unstopped in zip(out, free):
         stops = np.flatnonzero(unstopped == end)
         if len(stops):
@@ -160,25 +169,25 @@ def test_generation_stops_at_the_end_token_and_pads(model, rng):
             np.testing.assert_array_equal(row, unstopped)
 
 
-def test_sampling_is_reproducible_from_its_seed(model, rng):
+def test_sampling_is_reproducible_from_its_seed(lm, rng):
     prompts = rng.integers(3, V, size=(8, 2))
-    a = mt.sample_generate(model, prompts, 12, temperature=1.0, seed=5)
-    np.testing.assert_array_equal(a, mt.sample_generate(model, prompts, 12, temperature=1.0, seed=5))
-    assert not np.array_equal(a, mt.sample_generate(model, prompts, 12, temperature=1.0, seed=6))
+    a = mt.sample_generate(lm, prompts, 12, temperature=1.0, seed=5)
+    np.testing.assert_array_equal(a, mt.sample_generate(lm, prompts, 12, temperature=1.0, seed=5))
+    assert not np.array_equal(a, mt.sample_generate(lm, prompts, 12, temperature=1.0, seed=6))
 
 
-def test_a_tiny_temperature_and_top_k_of_one_are_greedy(model, rng):
+def test_a_tiny_temperature_and_top_k_of_one_are_greedy(lm, rng):
     prompts = rng.integers(3, V, size=(5, 3))
-    greedy = mt.greedy_generate(model, prompts, 8)
-    np.testing.assert_array_equal(mt.sample_generate(model, prompts, 8, top_k=1, seed=1), greedy)
-    np.testing.assert_array_equal(mt.sample_generate(model, prompts, 8, temperature=1e-4, seed=2), greedy)
+    greedy = mt.greedy_generate(lm, prompts, 8)
+    np.testing.assert_array_equal(mt.sample_generate(lm, prompts, 8, top_k=1, seed=1), greedy)
+    np.testing.assert_array_equal(mt.sample_generate(lm, prompts, 8, temperature=1e-4, seed=2), greedy)
 
 
-def test_prompts_of_different_lengths_run_apart_and_come_back_in_order(model, rng):
+def test_prompts_of_different_lengths_run_apart_and_come_back_in_order(lm, rng):
     prompts = [list(rng.integers(3, V, size=n)) for n in (2, 5, 3)]  # one prompt of each length
     for generate in (mt.greedy_generate, lambda *a: mt.sample_generate(*a, seed=3, top_p=0.9)):
-        together = generate(model, prompts, 6)
-        alone = [generate(model, [p], 6)[0] for p in prompts]
+        together = generate(lm, prompts, 6)
+        alone = [generate(lm, [p], 6)[0] for p in prompts]
         np.testing.assert_array_equal(together, np.array(alone))
 
 
@@ -198,9 +207,9 @@ def test_prompts_of_different_lengths_run_apart_and_come_back_in_order(model, rn
     (lambda m: mt.sample_generate(m, [[3]], 3, temperature=-1.0), "temperature"),
 ], ids=["prompt-too-long", "no-room", "no-tokens", "empty-prompt", "top-k-0", "top-k-float", "top-p-0",
         "top-p-above-1", "temperature-0", "temperature-negative"])
-def test_bad_generation_settings_raise_clear_errors(model, call, message):
+def test_bad_generation_settings_raise_clear_errors(lm, call, message):
     with pytest.raises(ValueError, match=message):
-        call(model)
+        call(lm)
 
 
 def test_the_encoder_decoder_samplers_check_top_k_and_top_p_too(tiny_transformer):
