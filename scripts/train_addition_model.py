@@ -2,8 +2,9 @@
 
     python scripts/train_addition_model.py
 
-It runs the chapter's recipe, ``recipes.addition.train`` with seed 0 on ``addition.task()``'s
-training problems, prints the greedy accuracy on the held-out problems, saves the weights to
+It runs the chapter's recipe, ``recipes.addition.build_model`` and ``recipes.addition.train``,
+both with seed 0, on ``addition.task()``'s training problems, prints the greedy accuracy on the
+held-out problems, saves the weights to
 ``code/mintransformer/pretrained/addition_model.weights.h5`` (shipped inside the package, so
 ``addition.load_pretrained()`` finds them in Colab too) and checks that the loaded copy scores the
 same.
@@ -13,7 +14,11 @@ rounds differently with and without AVX-512. Which head reads which digit change
 chapter describes the heads of this file, which is the same everywhere. Its last run, on the
 2-core AVX-512 CPU that wrote the shipped file, printed
 
-    RESULT
+    trained 3000 updates in 48 s; held-out accuracy 0.9900
+    addition.load_pretrained(): held-out accuracy 0.9900
+
+On one CPU the run is repeatable: the seeds fix the initial weights and the order of the
+problems, and chapter 11's live run on that CPU printed the same accuracy and the same mistakes.
 """
 
 import pathlib
@@ -29,7 +34,7 @@ WEIGHTS = ROOT / "code" / "mintransformer" / "pretrained" / addition.PRETRAINED_
 
 def main():
     tokenizer, train_pairs, test_pairs = addition.task()
-    model = addition.build_model(tokenizer)
+    model = addition.build_model(tokenizer, seed=0)
     start = time.perf_counter()
     addition.train(model, tokenizer, train_pairs, seed=0)
     seconds = time.perf_counter() - start

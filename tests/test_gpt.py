@@ -196,18 +196,21 @@ def test_prompts_of_different_lengths_run_apart_and_come_back_in_order(lm, rng):
 
 @pytest.mark.parametrize("call, message", [
     (lambda m: mt.greedy_generate(m, [[3] * 25], 1), "longer than the context"),
-    (lambda m: mt.greedy_generate(m, [[3] * 20], 5), "do not fit the context"),
+    (lambda m: mt.greedy_generate(m, [[3] * 20], 6), "do not fit the context"),
     (lambda m: mt.greedy_generate(m, [[3]], 0), "max_new_tokens"),
     (lambda m: mt.greedy_generate(m, [[]], 3), "at least one token"),
     (lambda m: mt.sample_generate(m, [[3]], 3, top_k=0), "top_k"),
     (lambda m: mt.sample_generate(m, [[3]], 3, top_k=1.5), "top_k"),
+    (lambda m: mt.sample_generate(m, [[3]], 3, top_k=V + 1), "top_k"),
     (lambda m: mt.sample_generate(m, [[3]], 3, top_p=0.0), "top_p"),
     (lambda m: mt.sample_generate(m, [[3]], 3, top_p=1.2), "top_p"),
     (lambda m: mt.sample_generate(m, [[3]], 3, temperature=0.0), "temperature"),
     (lambda m: mt.sample_generate(m, [[3]], 3, temperature=-1.0), "temperature"),
-], ids=["prompt-too-long", "no-room", "no-tokens", "empty-prompt", "top-k-0", "top-k-float", "top-p-0",
+], ids=["prompt-too-long", "no-room", "no-tokens", "empty-prompt", "top-k-0", "top-k-float", "top-k-above-V",
+        "top-p-0",
         "top-p-above-1", "temperature-0", "temperature-negative"])
 def test_bad_generation_settings_raise_clear_errors(lm, call, message):
+    assert mt.greedy_generate(lm, [[3] * 20], 5).shape == (1, 5)  # reads 24 tokens: exactly the context
     with pytest.raises(ValueError, match=message):
         call(lm)
 
@@ -231,3 +234,44 @@ def test_the_language_model_labels_are_the_answer_shifted_with_the_prompt_masked
     assert tokenizer.tokens(labels[0][6:]) == ["3", "5", "7", "<end>"]
     assert len(inputs[0]) == len(labels[0])
     assert len(data.addition_problems(1)) == 100 and ("9+9=", "18") in data.addition_problems(1)
+
+
+def test_a_step_past_the_cache_or_the_context_raises(lm):
+    caches = lm.start_cache(1, 4)
+    with pytest.raises(ValueError, match="cache holds 4 positions"):
+        lm.decode_step(np.array([[3, 4, 5]], "int32"), 2, caches)
+    with pytest.raises(ValueError, match="max_length=24"):
+        lm.decode_step(np.array([[3]], "int32"), 24, lm.start_cache(1, 30))
+
+
+# --- the addition recipe -------------------------------------------------------------------------
+
+
+def test_the_addition_split_holds_each_pair_out_in_both_orders():
+    from mintransformer.recipes import addition
+
+    tokenizer, train, test = addition.task()
+    assert len(train) + len(test) == 10_000 and 900 <= len(test) <= 1100
+    seen = {p for p, _ in train}
+    assert not any(f"{p[:-1].split('+')[1]}+{p[:-1].split('+')[0]}=" in seen for p, _ in test)
+    assert max(len(p) + len(a) for p, a in train + test) == addition.context_length()  # 99+99=198, read whole
+
+
+def test_the_addition_model_is_built_from_its_seed():
+    from mintransformer.recipes import addition
+
+    tokenizer, _, _ = addition.task()
+    a, b = addition.build_model(tokenizer, seed=3), addition.build_model(tokenizer, seed=3)
+    for model in (a, b):
+        model(np.ones((1, 2), "int32"))
+    for x, y in zip(a.weights, b.weights):
+        np.testing.assert_array_equal(ops.convert_to_numpy(x), ops.convert_to_numpy(y))
+
+
+def test_the_shipped_addition_model_adds():
+    from mintransformer.recipes import addition
+
+    model, tokenizer = addition.load_pretrained()
+    _, _, test = addition.task()
+    assert addition.answers(model, tokenizer, ["47+38=", "9+9=", "99+99="]) == ["85", "18", "198"]
+    assert addition.accuracy(model, tokenizer, test[:300]) >= 0.98

@@ -199,14 +199,14 @@ class Decoder(keras.layers.Layer):
         batch = ops.shape(context)[0] if context is not None else batch_size
         caches = []
         for layer in self.stack:
-            attention = layer.self_attention
-            cache = {}
+            attention, dtype = layer.self_attention, layer.self_attention.compute_dtype
+            cache = dict(
+                keys=ops.zeros((batch, self.num_heads, max_length, attention.d_k), dtype),  # (B, h, L, d_k)
+                values=ops.zeros((batch, self.num_heads, max_length, attention.d_v), dtype),  # (B, h, L, d_v)
+                is_token=ops.zeros((batch, max_length), dtype="bool"),  # (B, L)
+            )
             if layer.cross_attention is not None:
                 cache["cross_keys"], cache["cross_values"] = layer.cross_attention.project_key_value(context, context)
-            dtype = attention.compute_dtype
-            cache["keys"] = ops.zeros((batch, self.num_heads, max_length, attention.d_k), dtype)  # (B, h, L, d_k)
-            cache["values"] = ops.zeros((batch, self.num_heads, max_length, attention.d_v), dtype)  # (B, h, L, d_v)
-            cache["is_token"] = ops.zeros((batch, max_length), dtype="bool")  # (B, L)
             caches.append(cache)
         return caches
 
@@ -215,6 +215,12 @@ class Decoder(keras.layers.Layer):
 
         ``is_token`` (B, n): False where a new position is padding (see ``DecoderLayer.step``).
         """
+        slots, n = caches[0]["keys"].shape[2], x.shape[1]
+        if isinstance(position, int) and slots is not None and n is not None and position + n > slots:
+            # Inside a loop the position is a tensor; a Python int can be checked here. (Past the
+            # end, the cache write would be clamped to the last slots without an error.)
+            raise ValueError(f"positions {position} to {position + n - 1} do not fit: the cache holds {slots} "
+                             "positions; make it longer with start_cache.")
         new_caches = []
         for layer, cache in zip(self.stack, caches):
             x, cache = layer.step(x, cache, position, cross_mask=cross_mask, is_token=is_token)

@@ -248,12 +248,13 @@ def beam_tokens(model, source, start_id, end_id, max_length, beam_size=4, alpha=
 _COMPILED = weakref.WeakKeyDictionary()
 
 
-def _check_sampling(temperature, top_k, top_p):
+def _check_sampling(temperature, top_k, top_p, vocab_size):
     """Clear errors for settings that would sample from nothing, or divide by zero."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0 to sample, got {temperature}; decode greedily instead.")
-    if top_k is not None and (int(top_k) != top_k or top_k < 1):
-        raise ValueError(f"top_k must be an integer >= 1 (or None: no top-k), got {top_k}.")
+    if top_k is not None and (int(top_k) != top_k or not 1 <= top_k <= vocab_size):
+        raise ValueError(f"top_k must be an integer from 1 to the vocabulary's {vocab_size} (or None: no top-k), "
+                         f"got {top_k}.")
     if not 0 < top_p <= 1:
         raise ValueError(f"top_p must be in (0, 1] (1: no top-p), got {top_p}.")
 
@@ -331,7 +332,7 @@ def sample_decode(model, source_tokens, start_id, end_id, max_length, temperatur
     the smallest set of most probable ids whose probabilities sum to at least ``top_p``
     (nucleus sampling, Holtzman et al., 2020), and renormalised. Returns as ``greedy_decode``.
     """
-    _check_sampling(temperature, top_k, top_p)
+    _check_sampling(temperature, top_k, top_p, model.target_vocab_size)
     return _run(greedy_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
                 use_cache=use_cache, temperature=float(temperature), top_k=top_k, top_p=float(top_p),
                 seed=int(seed))
@@ -370,10 +371,10 @@ def _run_prompts(model, prompts, max_new_tokens, **settings):
     longest = max(len(p) for p in prompts)
     if longest > model.max_length:
         raise ValueError(f"a prompt of {longest} tokens is longer than the context, max_length={model.max_length}.")
-    if longest + max_new_tokens > model.max_length:
+    if longest + max_new_tokens - 1 > model.max_length:  # the last new token is never fed
         raise ValueError(f"a prompt of {longest} tokens and max_new_tokens={max_new_tokens} do not fit the "
-                         f"context, max_length={model.max_length}: generate at most "
-                         f"{model.max_length - longest} tokens.")
+                         f"context, max_length={model.max_length}: the model would read {longest + max_new_tokens - 1} "
+                         f"tokens; generate at most {model.max_length - longest + 1}.")
     settings = dict(settings, start_id=None, end_id=-1 if settings["end_id"] is None else settings["end_id"])
     out = np.full((len(prompts), max_new_tokens), model.pad_id, dtype=np.int32)
     for length in sorted({len(p) for p in prompts}):
@@ -390,8 +391,8 @@ def greedy_generate(model, prompts, max_new_tokens, end_id=None, use_cache=True)
         model: a decoder-only ``MinGPT``.
         prompts: a list of id lists (lengths may differ), or an int array (B, P). No padding:
             every id is part of the prompt.
-        max_new_tokens: the most tokens to generate; the prompt and they must fit the model's
-            context, ``max_length``.
+        max_new_tokens: the most tokens to generate. The model reads the prompt and all of them
+            but the last, ``P + max_new_tokens - 1`` tokens, which must fit its ``max_length``.
         end_id: a sequence that emits it is finished, and pads afterwards; None never stops early.
         use_cache: keep each layer's keys and values (the default); False re-reads the whole
             sequence at every step, the baseline of chapter 11's timing.
@@ -408,8 +409,11 @@ def sample_generate(model, prompts, max_new_tokens, end_id=None, temperature=1.0
     """Continue each prompt by drawing each next token at random; reproducible for a ``seed``.
 
     The distribution is reshaped by ``temperature``, ``top_k`` and ``top_p`` as in
-    ``sample_decode``; the other arguments and the result are as in ``greedy_generate``.
+    ``sample_decode``; the other arguments and the result are as in ``greedy_generate``. The
+    draw of a row depends on the seed, the step and the row's place among the prompts of its
+    length, so the same prompts in the same order and seed give the same tokens. (Each seed
+    compiles its own loop, which takes seconds the first time.)
     """
-    _check_sampling(temperature, top_k, top_p)
+    _check_sampling(temperature, top_k, top_p, model.vocab_size)
     return _run_prompts(model, prompts, max_new_tokens, end_id=end_id, use_cache=use_cache, encode_once=False,
                         temperature=float(temperature), top_k=top_k, top_p=float(top_p), seed=int(seed))

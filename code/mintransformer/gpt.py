@@ -94,6 +94,10 @@ class MinGPT(keras.Model):
             to rounding) to ``self(sequence)[:, position + n - 1]`` when the sequence's first
             ``position + n`` tokens have been fed.
         """
+        n = tokens.shape[1]
+        if isinstance(position, int) and n is not None and position + n > self.max_length:
+            raise ValueError(f"positions {position} to {position + n - 1} are past the context, "
+                             f"max_length={self.max_length}.")
         x = self.embedding.embed_step(tokens, position)  # (B, n, D)
         is_token = ops.not_equal(tokens, self.pad_id)  # (B, n)
         x, caches = self.decoder.step(x, caches, position, is_token=is_token)

@@ -1,7 +1,9 @@
 """Chapter 11's language model: addition written as text ("12+345=357"), learned by a small MinGPT.
 
-Every sum of two numbers below ``10**DIGITS`` is a problem; a tenth of them, drawn with a fixed
-seed, are held out and never trained on. The model reads ``"a+b="`` and must write the sum and
+Every sum of two numbers below ``10**DIGITS`` is a problem. About a tenth of them are held out
+and never trained on: a tenth of the unordered pairs {a, b}, drawn with a fixed seed, so that
+``a+b=`` and ``b+a=`` are on the same side and the training set holds no held-out sum in the other
+order. The model reads ``"a+b="`` and must write the sum and
 ``<end>``; the loss counts only those tokens (``data.encode_lm``).
 """
 
@@ -20,18 +22,34 @@ TRAINING = dict(steps=3000, batch_size=64, warmup_steps=300, cooldown_steps=750)
 
 
 def task(digits=DIGITS, held_out=0.1, seed=0):
-    """``(tokenizer, train pairs, held-out pairs)``: every problem, split once by ``seed``."""
-    train, _, test = data.split(data.addition_problems(digits), (1 - held_out, 0.0, held_out), seed=seed)
+    """``(tokenizer, train pairs, held-out pairs)``: every problem, split once by ``seed``.
+
+    The split is over unordered pairs {a, b}: ``a+b=`` and ``b+a=`` are held out together.
+    """
+    def pair(problem):
+        a, b = problem[0][:-1].split("+")
+        return tuple(sorted((int(a), int(b))))
+
+    problems = data.addition_problems(digits)
+    pairs = sorted({pair(p) for p in problems})
+    train_pairs, _, test_pairs = data.split(pairs, (1 - held_out, 0.0, held_out), seed=seed)
+    test_pairs = set(test_pairs)
+    train = [p for p in problems if pair(p) not in test_pairs]
+    test = [p for p in problems if pair(p) in test_pairs]
     return data.CharTokenizer(data.ADDITION_ALPHABET), train, test
 
 
 def context_length(digits=DIGITS):
-    """The longest text the model reads: ``a+b=`` and a sum one digit longer than ``a``."""
-    return 3 * digits + 4  # 2 digits + 1 + 2 digits + 1 + (digits + 1) answer + <end>, less the last
+    """The longest text the model reads: ``99+99=198``, without the ``<end>`` it predicts last."""
+    return 3 * digits + 3  # a, "+", b, "=", and a sum one digit longer than a
 
 
-def build_model(tokenizer, digits=DIGITS, **overrides):
-    """A ``MinGPT`` of chapter 11's size (GPT-2's defaults: pre-norm, learned positions, tied)."""
+def build_model(tokenizer, digits=DIGITS, seed=0, **overrides):
+    """A ``MinGPT`` of chapter 11's size (GPT-2's defaults: pre-norm, learned positions, tied).
+
+    ``seed`` fixes its initial weights: Keras draws each initializer's seed when a layer is made.
+    """
+    keras.utils.set_random_seed(seed)
     return MinGPT(**dict(MODEL, **overrides), vocab_size=tokenizer.vocab_size, max_length=context_length(digits),
                   pad_id=tokenizer.pad_id)
 
@@ -41,7 +59,8 @@ def train(model, tokenizer, pairs, seed=0, steps=TRAINING["steps"], batch_size=T
     """Train ``model`` on the problems ``pairs`` with the paper's optimizer and schedule.
 
     No label smoothing: the sum has one right answer, and the model should be sure of it.
-    ``steps`` updates of ``batch_size`` problems, drawn in an order fixed by ``seed``, the rate
+    ``steps`` updates of ``batch_size`` problems, drawn in an order fixed by ``seed`` (which also
+    fixes the dropout masks, if any; ``build_model``'s seed fixes the initial weights), the rate
     cooled down linearly over the last ``cooldown_steps`` (as in chapter 8). Returns the history.
     """
     keras.utils.set_random_seed(seed)

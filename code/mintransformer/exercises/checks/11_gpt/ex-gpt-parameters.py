@@ -1,4 +1,4 @@
-"""Exercise: the parameter count of a GPT from its configuration (equation 3, tied or not)."""
+"""Exercise: the parameter count of a GPT from its configuration (the chapter's equation, tied or not)."""
 
 from otter.test_files import test_case
 
