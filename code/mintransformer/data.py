@@ -194,12 +194,18 @@ def encode_lm(pairs, tokenizer):
     return inputs, labels
 
 
-def make_lm_dataset(pairs, tokenizer, batch_size=64, shuffle=False, seed=0):
-    """A ``tf.data`` pipeline of ``(inputs, labels)`` batches (``encode_lm``) for ``model.fit``."""
+def make_lm_dataset(pairs, tokenizer, batch_size=64, shuffle=False, seed=0, repeat=False):
+    """A ``tf.data`` pipeline of ``(inputs, labels)`` batches (``encode_lm``) for ``model.fit``.
+
+    ``repeat=True`` repeats the examples (reshuffled each pass) before batching, so that every
+    batch is full: a batch may then straddle two passes.
+    """
     inputs, labels = encode_lm(pairs, tokenizer)
     ragged = tf.data.Dataset.from_tensor_slices((tf.ragged.constant(inputs, dtype=tf.int32),
                                                  tf.ragged.constant(labels, dtype=tf.int32)))
     if shuffle:
         ragged = ragged.shuffle(len(inputs), seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        ragged = ragged.repeat()
     # (The map turns each ragged element into a tensor, which padded_batch needs.)
     return ragged.map(lambda x, y: (x, y)).padded_batch(batch_size, padding_values=PAD).prefetch(tf.data.AUTOTUNE)

@@ -251,7 +251,8 @@ _COMPILED = weakref.WeakKeyDictionary()
 def _check_sampling(temperature, top_k, top_p, vocab_size):
     """Clear errors for settings that would sample from nothing, or divide by zero."""
     if temperature <= 0:
-        raise ValueError(f"temperature must be > 0 to sample, got {temperature}; decode greedily instead.")
+        raise ValueError(f"temperature must be > 0 to sample, got {temperature}; for the limit, temperature -> 0, "
+                         "decode greedily (greedy_decode, greedy_generate).")
     if top_k is not None and (int(top_k) != top_k or not 1 <= top_k <= vocab_size):
         raise ValueError(f"top_k must be an integer from 1 to the vocabulary's {vocab_size} (or None: no top-k), "
                          f"got {top_k}.")

@@ -65,7 +65,7 @@ def train(model, tokenizer, pairs, seed=0, steps=TRAINING["steps"], batch_size=T
     """
     keras.utils.set_random_seed(seed)
     compile_model(model, warmup_steps, total_steps=steps, cooldown_steps=cooldown_steps, label_smoothing=0.0)
-    dataset = data.make_lm_dataset(pairs, tokenizer, batch_size, shuffle=True, seed=seed).repeat()
+    dataset = data.make_lm_dataset(pairs, tokenizer, batch_size, shuffle=True, seed=seed, repeat=True)  # full batches
     # (The dataset shuffles itself: shuffle=False only tells Keras not to warn that it would not.)
     return model.fit(dataset, epochs=1, steps_per_epoch=steps, verbose=0, shuffle=False, callbacks=list(callbacks))
 
