@@ -152,20 +152,24 @@ def make_dataset(pairs, tokenizer, batch_size=64, shuffle=False, seed=0):
     ``y_1 ... y_n <end>`` (the same sequence shifted left by one). Each batch is padded to its
     own longest sequence.
     """
-    sources, targets_in, targets_out = encode_pairs(pairs, tokenizer)
-    ragged = tf.data.Dataset.from_tensor_slices((
-        tf.ragged.constant(sources, dtype=tf.int32),
-        tf.ragged.constant(targets_in, dtype=tf.int32),
-        tf.ragged.constant(targets_out, dtype=tf.int32),
-    ))
+    batches = padded_batches(encode_pairs(pairs, tokenizer), batch_size, shuffle, seed)
+    return batches.map(lambda s, ti, to: ((s, ti), to)).prefetch(tf.data.AUTOTUNE)
+
+
+def padded_batches(columns, batch_size, shuffle=False, seed=0, repeat=False):
+    """Lists of id lists (one list per column, one id list per example) -> padded int32 batches.
+
+    Each batch is padded with ``PAD`` to its own longest sequence. ``shuffle`` reshuffles the
+    examples every pass, with ``seed``; ``repeat=True`` repeats them before batching, so that every
+    batch is full (a batch may then straddle two passes).
+    """
+    ragged = tf.data.Dataset.from_tensor_slices(tuple(tf.ragged.constant(c, dtype=tf.int32) for c in columns))
     if shuffle:
-        ragged = ragged.shuffle(len(sources), seed=seed, reshuffle_each_iteration=True)
-    return (
-        ragged.map(lambda s, ti, to: (s, ti, to))
-        .padded_batch(batch_size, padding_values=PAD)
-        .map(lambda s, ti, to: ((s, ti), to))
-        .prefetch(tf.data.AUTOTUNE)
-    )
+        ragged = ragged.shuffle(len(columns[0]), seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        ragged = ragged.repeat()
+    # (The map turns each ragged element into tensors, which padded_batch needs.)
+    return ragged.map(lambda *example: example).padded_batch(batch_size, padding_values=PAD)
 
 
 # ---------------------------------------------------------------- addition as text (chapter 11)
@@ -195,17 +199,6 @@ def encode_lm(pairs, tokenizer):
 
 
 def make_lm_dataset(pairs, tokenizer, batch_size=64, shuffle=False, seed=0, repeat=False):
-    """A ``tf.data`` pipeline of ``(inputs, labels)`` batches (``encode_lm``) for ``model.fit``.
-
-    ``repeat=True`` repeats the examples (reshuffled each pass) before batching, so that every
-    batch is full: a batch may then straddle two passes.
-    """
-    inputs, labels = encode_lm(pairs, tokenizer)
-    ragged = tf.data.Dataset.from_tensor_slices((tf.ragged.constant(inputs, dtype=tf.int32),
-                                                 tf.ragged.constant(labels, dtype=tf.int32)))
-    if shuffle:
-        ragged = ragged.shuffle(len(inputs), seed=seed, reshuffle_each_iteration=True)
-    if repeat:
-        ragged = ragged.repeat()
-    # (The map turns each ragged element into a tensor, which padded_batch needs.)
-    return ragged.map(lambda x, y: (x, y)).padded_batch(batch_size, padding_values=PAD).prefetch(tf.data.AUTOTUNE)
+    """A ``tf.data`` pipeline of ``(inputs, labels)`` batches (``encode_lm``) for ``model.fit``;
+    ``shuffle``, ``seed`` and ``repeat`` as in ``padded_batches``."""
+    return padded_batches(encode_lm(pairs, tokenizer), batch_size, shuffle, seed, repeat).prefetch(tf.data.AUTOTUNE)
