@@ -12,6 +12,9 @@ with quiet_stderr():
     import keras  # noqa: F401  (imports TensorFlow, which logs its start-up to fd 2)
     import tensorflow as _tf
 
+    from .distribute import _split_cpu_from_environment
+
+    _split_cpu_from_environment()  # MINTRANSFORMER_CPU_DEVICES=2: two logical CPUs (appendix A)
     _tf.constant(0.0)  # start the eager runtime now, while its log lines are discarded
 
 from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
@@ -31,7 +34,7 @@ from .source import show_source
 from .training import (MaskedAccuracy, MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy,
                        masked_loss)
 
-from . import data, diagrams, exercises, plotting, recipes  # noqa: E402  (submodules: mt.plotting, ...)
+from . import data, diagrams, distribute, exercises, plotting, recipes  # noqa: E402  (submodules: mt.plotting, mt.distribute, ...)
 
 __version__ = "0.1.0"
 

@@ -78,7 +78,9 @@ def masked_loss(y_true, y_pred, label_smoothing=0.0, pad_id=0):
         y_pred: logits (B, T, V).
 
     Returns:
-        A scalar: sum of per-token losses over non-pad tokens / number of non-pad tokens.
+        A scalar: sum of per-token losses over non-pad tokens / number of non-pad tokens. Under a
+        ``tf.distribute`` strategy, the tokens are counted over the replicas' whole batch
+        (``tokens_in_global_batch``), so that the summed gradients are the single-device ones.
     """
     log_p = ops.log_softmax(ops.cast(y_pred, "float32"), axis=-1)  # (B, T, V)
     ids = ops.cast(y_true, "int32")
@@ -88,7 +90,31 @@ def masked_loss(y_true, y_pred, label_smoothing=0.0, pad_id=0):
         uniform = -ops.mean(log_p, axis=-1)  # (B, T): cross-entropy against 1/V everywhere
         per_token = (1.0 - label_smoothing) * nll + label_smoothing * uniform
     keep = ops.cast(ops.not_equal(ids, pad_id), "float32")  # (B, T)
-    return ops.sum(per_token * keep) / ops.maximum(ops.sum(keep), 1.0)
+    return ops.sum(per_token * keep) / ops.maximum(tokens_in_global_batch(keep), 1.0)
+
+
+def tokens_in_global_batch(keep):
+    """The number of non-pad tokens in the whole batch, on every replica of a ``tf.distribute`` run.
+
+    Under a strategy with R > 1 replicas (appendix A), each replica computes the loss of its own
+    slice of the batch and the replicas' gradients are summed. Dividing each slice's sum by the
+    tokens of *all* slices makes that sum the gradient of the whole batch's mean, the
+    single-device gradient; dividing by the slice's own tokens would give a sum of R means
+    (Keras scales a loss by 1/R only when the loss returns one value per example, and this one
+    returns a scalar). Outside a strategy, or with one replica, it is ``ops.sum(keep)``.
+
+    Args:
+        keep: (B, T) float32, 1 for a real token and 0 for padding.
+    """
+    count = ops.sum(keep)
+    if keras.backend.backend() != "tensorflow":
+        return count
+    import tensorflow as tf
+
+    replica = tf.distribute.get_replica_context()  # None in a strategy's cross-replica context
+    if replica is None or replica.num_replicas_in_sync == 1:
+        return count
+    return replica.all_reduce(tf.distribute.ReduceOp.SUM, count)
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")

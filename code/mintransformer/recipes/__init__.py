@@ -6,18 +6,19 @@
 - ``evaluation``: decoding strings and scoring them (``translate``, ``exact_match``);
 - ``pretrained``: the shipped date model (``load_pretrained_date_model``);
 - ``ablations``: chapter 10's experiments (``ablations.run``, ``ablations.load_results``);
-- ``addition``: chapter 11's language model, addition written as text (``addition.train``, ...).
+- ``addition``: chapter 11's language model, addition written as text (``addition.train``, ...);
+- ``distributed``: appendix A's training under a ``tf.distribute`` strategy (``distributed.train``).
 
 Chapter 8 trains with these; chapter 9 loads the date model trained by
 ``scripts/train_date_model.py``. Every name is also here, as ``recipes.build_model``, ...
 """
 
-from . import ablations, addition
+from . import ablations, addition, distributed
 from .checkpoints import average_checkpoints
 from .evaluation import exact_match, translate
 from .optimizer import compile_model
 from .pretrained import PRETRAINED_DATE_WEIGHTS, load_pretrained_date_model
 from .tasks import TASKS, build_model, task_data
 
-__all__ = ["ablations", "addition", "TASKS", "task_data", "build_model", "compile_model", "average_checkpoints", "translate",
+__all__ = ["ablations", "addition", "distributed", "TASKS", "task_data", "build_model", "compile_model", "average_checkpoints", "translate",
            "exact_match", "PRETRAINED_DATE_WEIGHTS", "load_pretrained_date_model"]

@@ -1,0 +1,51 @@
+"""Run by tests/test_distribute.py in a fresh process: TensorFlow must split the CPU before it starts.
+
+    MINTRANSFORMER_CPU_DEVICES=2 python tests/mirrored_run.py OUT_DIR STEPS
+
+Trains appendix A's recipe for STEPS steps on one device and under a MirroredStrategy over two
+logical CPUs, takes one step's gradients both ways, and writes what it found to OUT_DIR.
+"""
+
+import json
+import pathlib
+import sys
+
+import mintransformer as mt  # first: splits the CPU (MINTRANSFORMER_CPU_DEVICES) and starts TensorFlow
+import numpy as np
+import tensorflow as tf
+from mintransformer.recipes import distributed
+
+out, steps = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+devices = [d.name for d in tf.config.list_logical_devices("CPU")]
+mirrored = tf.distribute.MirroredStrategy(devices)
+batches = distributed.dataset(steps)
+one, one_losses = distributed.train(tf.distribute.get_strategy(), batches)
+two, two_losses = distributed.train(mirrored, batches, checkpoint=str(out / "mirrored.weights.h5"))
+np.savez(out / "weights.npz", *[w.numpy() for w in two.weights])
+
+
+def per_replica_mean(labels, logits):
+    """The loss averaged over each replica's own tokens (the mistake ``mt.masked_loss`` avoids)."""
+    keep = tf.cast(labels != 0, "float32")
+    nll = -tf.gather(tf.nn.log_softmax(logits), tf.cast(labels, "int32"), batch_dims=2)
+    return tf.reduce_sum(nll * keep) / tf.reduce_sum(keep)
+
+
+inputs, labels = next(iter(batches))
+with tf.GradientTape() as tape:
+    loss = mt.masked_loss(labels, one(inputs, training=True))
+single = np.concatenate([np.ravel(tf.convert_to_tensor(g)) for g in tape.gradient(loss, one.trainable_weights)])
+errors, tokens = {}, None
+copy = distributed.build(mirrored)
+copy(inputs)
+copy.set_weights(one.get_weights())
+for name, loss_fn in [("masked_loss", mt.masked_loss), ("per_replica_mean", per_replica_mean)]:
+    rows, tokens, gradients = mt.distribute.replica_gradients(mirrored, copy, loss_fn, inputs, labels)
+    summed = np.concatenate([np.ravel(g) for g in gradients])
+    errors[name] = float(np.linalg.norm(summed - single) / np.linalg.norm(single))
+
+flat = [np.concatenate([np.ravel(w.numpy()) for w in m.weights]) for m in (one, two)]
+(out / "result.json").write_text(json.dumps(dict(
+    devices=devices, replicas=mirrored.num_replicas_in_sync, rows=rows, tokens=tokens, errors=errors,
+    max_weight_difference=float(np.max(np.abs(flat[0] - flat[1]))),
+    max_loss_difference=float(np.max(np.abs(np.subtract(one_losses, two_losses)))), steps=len(two_losses))))

@@ -1,0 +1,106 @@
+"""Appendix A: training under tf.distribute computes what one device computes; the cost formulas.
+
+The strategy runs on two logical CPUs, which TensorFlow can only make before its runtime starts,
+so the distributed run happens in a fresh process (tests/mirrored_run.py).
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mintransformer as mt
+from mintransformer import distribute
+from mintransformer.recipes import distributed
+
+STEPS = 6
+
+
+@pytest.fixture(scope="module")
+def mirrored(tmp_path_factory):
+    """What tests/mirrored_run.py found, and the folder it wrote to."""
+    out = tmp_path_factory.mktemp("mirrored")
+    env = dict(os.environ, MINTRANSFORMER_CPU_DEVICES="2")
+    script = pathlib.Path(__file__).with_name("mirrored_run.py")
+    done = subprocess.run([sys.executable, str(script), str(out), str(STEPS)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((out / "result.json").read_text()), out
+
+
+def test_two_logical_cpus_make_two_replicas_with_half_the_batch_each(mirrored):
+    result, _ = mirrored
+    assert result["devices"] == ["/device:CPU:0", "/device:CPU:1"]
+    assert result["replicas"] == 2 and result["steps"] == STEPS
+    assert result["rows"] == [distributed.BATCH_SIZE // 2] * 2
+    assert result["tokens"][0] != result["tokens"][1]  # ragged: a per-replica mean would be wrong
+
+
+def test_summed_replica_gradients_are_the_single_device_gradient(mirrored):
+    errors = mirrored[0]["errors"]
+    assert errors["masked_loss"] < 1e-5
+    # Each replica dividing by its own tokens gives the sum of two means, about twice the gradient.
+    assert errors["per_replica_mean"] > 0.5
+
+
+def test_mirrored_training_gives_the_single_device_weights(mirrored):
+    result, _ = mirrored
+    assert result["max_weight_difference"] < 1e-4
+    assert result["max_loss_difference"] < 1e-4
+
+
+def test_the_mirrored_checkpoint_loads_on_one_device(mirrored):
+    _, out = mirrored
+    model = distributed.build(mt.distribute.tf.distribute.get_strategy())
+    model((np.ones((1, 3), "int32"), np.ones((1, 3), "int32")))
+    model.optimizer.build(model.trainable_variables)  # so that Adam's moments load too
+    model.load_weights(str(out / "mirrored.weights.h5"))
+    assert int(model.optimizer.iterations.numpy()) == STEPS  # training can resume here
+    saved = np.load(out / "weights.npz")
+    for i, weight in enumerate(model.weights):
+        np.testing.assert_array_equal(weight.numpy(), saved[f"arr_{i}"], err_msg=weight.path)
+
+
+def test_splitting_the_cpu_after_tensorflow_started_says_how_to_do_it():
+    with pytest.raises(RuntimeError, match="MINTRANSFORMER_CPU_DEVICES.*before `import mintransformer`"):
+        distribute.split_cpu(2)
+
+
+@pytest.mark.parametrize("config", [
+    dict(num_layers=2, d_model=64, num_heads=4, dff=256, input_vocab_size=100, target_vocab_size=100, share=True),
+    dict(num_layers=1, d_model=48, num_heads=3, dff=40, input_vocab_size=30, target_vocab_size=70, share=False),
+], ids=["tied", "untied"])
+def test_forward_flops_are_the_products_of_the_traced_graph(config):
+    share = config.pop("share")
+    model = mt.MinTransformer(**config, max_length=32, dropout=0.0, share_embeddings=share)
+    batch, source_length, target_length = 3, 11, 7
+    inputs = (np.ones((batch, source_length), "int32"), np.ones((batch, target_length), "int32"))
+    parts = distribute.forward_flops(config["num_layers"], config["d_model"], config["dff"],
+                                     config["target_vocab_size"], batch * source_length, batch * target_length,
+                                     source_length, target_length)
+    assert distribute.count_products(model, inputs) == sum(parts.values())
+    assert distribute.training_flops(config["num_layers"], config["d_model"], config["dff"],
+                                     config["target_vocab_size"], batch * source_length, batch * target_length,
+                                     source_length, target_length) == 3 * sum(parts.values())
+
+
+def test_the_paper_base_model_count_is_below_the_papers_gpu_budget():
+    # Table 2: 3.3e18 = 12 hours x 8 P100s x 9.5 TFLOPS; our count of the products is about a third.
+    count = 100_000 * distribute.training_flops(6, 512, 2048, 37_000, 25_000, 25_000, 25, 25)
+    assert 12 * 3600 * 8 * 9.5e12 == pytest.approx(3.3e18, rel=0.01)
+    assert 0.2 < count / 3.3e18 < 0.4
+
+
+def test_precision_rates_times_four_settings():
+    x = (np.full((4, 6), 3, "int32"), np.full((4, 5), 3, "int32"))
+    y = np.full((4, 5), 4, "int32")
+    build = lambda: mt.MinTransformer(1, 16, 2, 32, 10, 10, max_length=8, dropout=0.0)  # noqa: E731
+    rates = distribute.precision_rates(build, x, y, steps=1)
+    assert set(rates) == {(p, j) for p in ("float32", "mixed_float16") for j in (False, True)}
+    assert all(rate > 0 for rate in rates.values())
+    import keras
+    assert keras.config.dtype_policy().name == "float32"  # restored
