@@ -229,3 +229,29 @@ def transformer_figure():
     ax.text(dec, top + 0.7, "Output Probabilities", ha="center", va="center", fontsize=10)
     _note(ax, dec + 0.15, top + 0.22, "(B, T, V)")
     return fig
+
+
+def data_parallel_figure(replicas=2):
+    """Data parallelism (appendix A): one global batch, ``replicas`` copies of the model, one update.
+
+    Read bottom to top: the global batch of B rows is split into ``replicas`` slices of B / R rows;
+    each replica runs the same weights on its slice and computes its gradient; an all-reduce sums
+    the gradients, so every replica holds the same sum and applies the same update.
+    """
+    width = 2.4 * replicas + 1.6
+    fig, ax = _canvas((0.8 * width, 0.8 * 7.1), (-width / 2, width / 2), (-0.7, 6.4))
+    _box(ax, 0, 0, width - 1.4, 0.55, "global batch: B rows (their real tokens: n)", BLOCK)
+    xs = [(r - (replicas - 1) / 2) * 2.4 for r in range(replicas)]
+    _box(ax, 0, 5.0, width - 1.4, 0.6, "all-reduce: sum of the replicas' gradients", MATMUL)
+    for r, x in enumerate(xs):
+        _arrow(ax, (x, 0.28), (x, 0.95))
+        _note(ax, x + 0.1, 0.62, f"rows of slice {r + 1}: B / R")
+        _box(ax, x, 1.5, 2.0, 0.9, f"replica {r + 1}\n/cpu:{r}", EMBEDDING)
+        _box(ax, x, 2.75, 2.0, 0.7, "model (same weights)", ATTENTION)
+        _box(ax, x, 3.8, 2.0, 0.7, "gradient of\nits tokens' loss / n", FEED_FORWARD)
+        _arrow(ax, (x, 1.95), (x, 2.4))
+        _arrow(ax, (x, 3.1), (x, 3.45))
+        _arrow(ax, (x, 4.15), (x, 4.7))
+        _arrow(ax, (x, 5.3), (x, 5.85))
+        _note(ax, x, 6.1, "same update", ha="center", fontsize=8)
+    return fig

@@ -2,6 +2,7 @@
 
 - ``split_cpu``: the CPU as several logical devices, so that a ``MirroredStrategy`` runs on any
   machine (``MINTRANSFORMER_CPU_DEVICES=2`` before ``import mintransformer`` calls it);
+- ``gradients``: one batch's gradient on one device, as NumPy arrays;
 - ``replica_gradients``: one step of data parallelism opened up, the replicas' slices of a batch,
   their gradients and the all-reduce that sums them;
 - ``forward_flops`` and ``training_flops``: the floating-point operations of a training step,
@@ -56,6 +57,14 @@ def _split_cpu_from_environment():
     count = os.environ.get(CPU_DEVICES_VARIABLE)
     if count:
         split_cpu(int(count))
+
+
+def gradients(model, loss_fn, inputs, labels):
+    """The gradient of ``loss_fn(labels, model(inputs))`` on one device, as NumPy arrays in the
+    order of ``model.trainable_weights`` (an embedding's sparse gradient made dense)."""
+    with tf.GradientTape() as tape:
+        loss = loss_fn(labels, model(inputs, training=True))
+    return [np.asarray(tf.convert_to_tensor(g)) for g in tape.gradient(loss, model.trainable_weights)]
 
 
 def replica_gradients(strategy, model, loss_fn, inputs, labels):

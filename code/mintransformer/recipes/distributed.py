@@ -14,6 +14,7 @@ from .tasks import TASKS, build_model, task_data
 
 TASK = "reversal"  # ragged lengths (3 to 10 letters), and no dropout: runs can agree to rounding
 BATCH_SIZE = TASKS[TASK]["batch_size"]  # the global batch: every replica gets BATCH_SIZE / replicas rows
+WARMUP_STEPS = 100  # not chapter 8's 3,000: a run of a few hundred steps should move the weights
 
 
 def dataset(steps, batch_size=BATCH_SIZE):
@@ -23,13 +24,13 @@ def dataset(steps, batch_size=BATCH_SIZE):
 
 
 def build(strategy, seed=0):
-    """The reversal model, built and compiled (chapter 8's optimizer and schedule) in ``strategy``'s
-    scope, so that its weights and the optimizer's slots are mirrored on every replica."""
+    """The reversal model, built and compiled (chapter 8's optimizer and schedule, with a warm-up of
+    ``WARMUP_STEPS``) in ``strategy``'s scope, so that its weights and the optimizer's slots are mirrored on every replica."""
     tokenizer, _ = task_data(TASK)
     with strategy.scope():
         keras.utils.set_random_seed(seed)
         model = build_model(TASK, tokenizer)
-        compile_model(model, warmup_steps=TASKS[TASK]["warmup_steps"])
+        compile_model(model, warmup_steps=WARMUP_STEPS)
     return model
 
 
@@ -52,5 +53,5 @@ def train(strategy, batches, seed=0, checkpoint=None, batch_size=BATCH_SIZE):
     callbacks = [history]
     if checkpoint:
         callbacks.append(keras.callbacks.ModelCheckpoint(checkpoint, save_weights_only=True))
-    model.fit(batches, epochs=1, callbacks=callbacks, verbose=0)
+    model.fit(batches, epochs=1, callbacks=callbacks, verbose=0, shuffle=False)  # the pipeline sets the order
     return model, history.losses
