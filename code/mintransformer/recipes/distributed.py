@@ -24,8 +24,9 @@ def dataset(steps, batch_size=BATCH_SIZE):
 
 
 def build(strategy, seed=0):
-    """The reversal model, built and compiled (chapter 8's optimizer and schedule, with a warm-up of
-    ``WARMUP_STEPS``) in ``strategy``'s scope, so that its weights and the optimizer's slots are mirrored on every replica."""
+    """The reversal model, built and compiled in ``strategy``'s scope (chapter 8's optimizer and
+    schedule, with a warm-up of ``WARMUP_STEPS``): its weights and the optimizer's slots are then
+    mirrored on every replica."""
     tokenizer, _ = task_data(TASK)
     with strategy.scope():
         keras.utils.set_random_seed(seed)
