@@ -45,7 +45,11 @@ for name, loss_fn in [("masked_loss", mt.masked_loss), ("per_replica_mean", per_
     errors[name] = float(np.linalg.norm(summed - single) / np.linalg.norm(single))
 
 flat = [np.concatenate([np.ravel(w.numpy()) for w in m.weights]) for m in (one, two)]
+untrained = distributed.build(tf.distribute.get_strategy())
+untrained(inputs)
+start = np.concatenate([np.ravel(w.numpy()) for w in untrained.weights])
 (out / "result.json").write_text(json.dumps(dict(
     devices=devices, replicas=mirrored.num_replicas_in_sync, rows=rows, tokens=tokens, errors=errors,
     max_weight_difference=float(np.max(np.abs(flat[0] - flat[1]))),
+    relative_weight_difference=float(np.linalg.norm(flat[0] - flat[1]) / np.linalg.norm(flat[0] - start)),
     max_loss_difference=float(np.max(np.abs(np.subtract(one_losses, two_losses)))), steps=len(two_losses))))

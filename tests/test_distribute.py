@@ -49,7 +49,10 @@ def test_summed_replica_gradients_are_the_single_device_gradient(mirrored):
 
 def test_mirrored_training_gives_the_single_device_weights(mirrored):
     result, _ = mirrored
-    assert result["max_weight_difference"] < 1e-4
+    # Rounding, in the order of the sums, amplified a little by Adam (appendix A): about 1e-3 of the
+    # change training made, and about 1e-4 at most in one weight, on the CPUs we tried.
+    assert result["relative_weight_difference"] < 1e-2
+    assert result["max_weight_difference"] < 1e-3
     assert result["max_loss_difference"] < 1e-4
 
 

@@ -35,7 +35,7 @@ def build(strategy, seed=0):
     return model
 
 
-def train(strategy, batches, seed=0, checkpoint=None, batch_size=BATCH_SIZE):
+def train(strategy, batches, seed=0, checkpoint=None, batch_size=BATCH_SIZE, callbacks=()):
     """Build, compile and train the reversal model under ``strategy``, one epoch over ``batches``.
 
     Args:
@@ -45,13 +45,14 @@ def train(strategy, batches, seed=0, checkpoint=None, batch_size=BATCH_SIZE):
         checkpoint: a ``.weights.h5`` path that ``keras.callbacks.ModelCheckpoint`` writes after
             the epoch, or None.
         batch_size: the global batch size of ``batches``, for the per-step losses.
+        callbacks: more Keras callbacks for ``fit``.
 
     Returns:
         ``(model, losses)``: the trained model and the loss of every step.
     """
     model = build(strategy, seed)
     history = StepLossHistory(batch_size)
-    callbacks = [history]
+    callbacks = [history, *callbacks]
     if checkpoint:
         callbacks.append(keras.callbacks.ModelCheckpoint(checkpoint, save_weights_only=True))
     model.fit(batches, epochs=1, callbacks=callbacks, verbose=0, shuffle=False)  # the pipeline sets the order
