@@ -16,12 +16,14 @@ import tensorflow as tf
 from mintransformer.recipes import distributed
 
 out, steps = pathlib.Path(sys.argv[1]), int(sys.argv[2])
-devices = [d.name for d in tf.config.list_logical_devices("CPU")]
+devices = mt.distribute.logical_cpus(2)
 mirrored = tf.distribute.MirroredStrategy(devices)
 batches = distributed.dataset(steps)
 one, one_losses = distributed.train(tf.distribute.get_strategy(), batches)
 two, two_losses = distributed.train(mirrored, batches, checkpoint=str(out / "mirrored.weights.h5"))
 np.savez(out / "weights.npz", *[w.numpy() for w in two.weights])
+np.savez(out / "optimizer.npz", *[v.numpy() for v in two.optimizer.variables])
+agree = mt.distribute.replicas_agree(mirrored, two.weights + two.optimizer.variables)
 
 
 def per_replica_mean(labels, logits):
@@ -49,7 +51,7 @@ untrained = distributed.build(tf.distribute.get_strategy())
 untrained(inputs)
 start = np.concatenate([np.ravel(w.numpy()) for w in untrained.weights])
 (out / "result.json").write_text(json.dumps(dict(
-    devices=devices, replicas=mirrored.num_replicas_in_sync, rows=rows, tokens=tokens, errors=errors,
+    devices=devices, replicas=mirrored.num_replicas_in_sync, replicas_agree=agree, rows=rows, tokens=tokens, errors=errors,
     max_weight_difference=float(np.max(np.abs(flat[0] - flat[1]))),
     relative_weight_difference=float(np.linalg.norm(flat[0] - flat[1]) / np.linalg.norm(flat[0] - start)),
     max_loss_difference=float(np.max(np.abs(np.subtract(one_losses, two_losses)))), steps=len(two_losses))))

@@ -49,9 +49,17 @@ def _by_hand(weighting):
 def test_by_hand_accepts_the_tokens_share_and_names_the_two_mistakes():
     assert check("ex-dist-by-hand", data_parallel_gradient=_by_hand("share"))[0]
     passed, text = check("ex-dist-by-hand", data_parallel_gradient=_by_hand("own mean"))
-    assert not passed and "about 2 times the batch's gradient" in text, text
+    assert not passed and "the sum of R means is not one mean" in text, text
     passed, text = check("ex-dist-by-hand", data_parallel_gradient=_by_hand("mean of means"))
-    assert not passed and "A mean of the slices' means" in text, text
+    assert not passed and "the mean of the slices' means" in text, text
+
+
+def test_by_hand_refuses_the_whole_batch_at_once():
+    def whole(model, inputs, labels, replicas):
+        return mt.distribute.gradients(model, mt.masked_loss, inputs, labels)
+
+    passed, text = check("ex-dist-by-hand", data_parallel_gradient=whole)
+    assert not passed and "call mt.distribute.gradients once per slice" in text, text
 
 
 def _cost(skip=""):

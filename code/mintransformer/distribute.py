@@ -2,9 +2,11 @@
 
 - ``split_cpu``: the CPU as several logical devices, so that a ``MirroredStrategy`` runs on any
   machine (``MINTRANSFORMER_CPU_DEVICES=2`` before ``import mintransformer`` calls it);
+- ``logical_cpus``: the logical CPUs' names, or an error that says how to get them;
 - ``gradients``: one batch's gradient on one device, as NumPy arrays;
 - ``replica_gradients``: one step of data parallelism opened up, the replicas' slices of a batch,
-  their gradients and the all-reduce that sums them;
+  their gradients and the all-reduce that sums them; ``replicas_agree``: the replicas' copies of
+  the weights are identical;
 - ``forward_flops`` and ``training_flops``: the floating-point operations of a training step,
   counted from the model's shape;
 - ``seconds_per_step``: a training step timed on this machine;
@@ -50,6 +52,31 @@ def split_cpu(count):
             "process (in a notebook: restart the kernel, or in Colab, Runtime > Restart session)."
         ) from error
     return [device.name for device in tf.config.list_logical_devices("CPU")]
+
+
+def logical_cpus(count):
+    """The names of the first ``count`` logical CPU devices; a clear error if there are fewer.
+
+    There are fewer when the package was imported before ``MINTRANSFORMER_CPU_DEVICES`` was set (a
+    second import does nothing), or when TensorFlow had started before the import.
+    """
+    devices = [device.name for device in tf.config.list_logical_devices("CPU")]
+    if len(devices) < count:
+        raise RuntimeError(
+            f"{len(devices)} logical CPU device(s), not {count}: TensorFlow started before the CPU was split. "
+            f"Restart the kernel (in Colab, Runtime > Restart session), then set "
+            f"os.environ[{CPU_DEVICES_VARIABLE!r}] = '{count}' before `import mintransformer`.")
+    return devices[:count]
+
+
+def replicas_agree(strategy, variables):
+    """True if every replica holds exactly the same copy of each of ``variables`` (Keras variables
+    made in ``strategy``'s scope): what the all-reduce and the identical updates should guarantee."""
+    for variable in variables:
+        copies = [np.asarray(copy) for copy in strategy.experimental_local_results(variable.value)]
+        if not all(np.array_equal(copies[0], copy) for copy in copies[1:]):
+            return False
+    return True
 
 
 def _split_cpu_from_environment():

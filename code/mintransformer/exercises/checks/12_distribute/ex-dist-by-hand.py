@@ -19,7 +19,7 @@ def _model_and_batch(seed):
     rows, length = 6, 7
     source = rng.integers(3, 12, (rows, length)).astype("int32")
     target = rng.integers(3, 12, (rows, length + 1)).astype("int32")
-    for row, cut in enumerate([7, 2, 5, 3, 7, 4]):  # ragged: the slices hold different numbers of tokens
+    for row, cut in enumerate([7, 2, 6, 1, 3, 2]):  # ragged: 15 and 6 tokens in 2 slices; 9, 7 and 5 in 3
         source[row, cut:] = 0
         target[row, cut + 1:] = 0
     inputs, labels = (source, target[:, :-1]), target[:, 1:]
@@ -34,7 +34,22 @@ def _flat(arrays):
 def _check(data_parallel_gradient, replicas, seed):
     model, inputs, labels = _model_and_batch(seed)
     expected = _flat(mt.distribute.gradients(model, mt.masked_loss, inputs, labels))
-    got = call(data_parallel_gradient, "data_parallel_gradient", model, inputs, labels, replicas)
+    rows, gradients = [], mt.distribute.gradients
+
+    def counting(model, loss_fn, inputs, labels):  # the rows of every batch the answer takes a gradient of
+        rows.append(len(labels))
+        return gradients(model, loss_fn, inputs, labels)
+
+    mt.distribute.gradients = counting
+    try:
+        got = call(data_parallel_gradient, "data_parallel_gradient", model, inputs, labels, replicas)
+    finally:
+        mt.distribute.gradients = gradients
+    slices = [len(s) for s in np.array_split(labels, replicas)]
+    if rows != slices:
+        raise AssertionError(f"With {replicas} replicas data_parallel_gradient took gradients of batches of {rows} "
+                             f"rows; each replica takes its slice's: call mt.distribute.gradients once per slice "
+                             f"of np.array_split, here {slices} rows.")
     try:
         got = _flat(got)
     except (TypeError, ValueError):
@@ -46,14 +61,22 @@ def _check(data_parallel_gradient, replicas, seed):
     error = np.linalg.norm(got - expected) / np.linalg.norm(expected)
     if error < 1e-4:
         return
-    if np.linalg.norm(got - replicas * expected) / np.linalg.norm(replicas * expected) < 0.2:
-        raise AssertionError(f"With {replicas} replicas the result is about {replicas} times the batch's gradient: "
-                             "each slice's loss is a mean over the slice's tokens, and the sum of R means is not "
-                             "one mean. Divide each slice's summed token loss by the tokens of the whole batch.")
+    means = [gradients(model, mt.masked_loss, (source, target_in), target_out)
+             for source, target_in, target_out in zip(*(np.array_split(a, replicas) for a in (*inputs, labels)))]
+    sum_of_means = _flat([sum(g) for g in zip(*means)])
+    near = lambda a, b: np.linalg.norm(a - b) / np.linalg.norm(b) < 1e-4  # noqa: E731
+    if near(got, sum_of_means):
+        raise AssertionError(f"With {replicas} replicas the result is the sum of the slices' mean losses' gradients, "
+                             f"{error:.0%} away from the batch's gradient: the sum of R means is not one mean. Divide "
+                             "each slice's summed token loss by the tokens of the whole batch.")
+    if near(got, sum_of_means / replicas):
+        raise AssertionError(f"With {replicas} replicas the result is the mean of the slices' means, {error:.1%} away "
+                             "from the batch's gradient: it weights every slice alike, however many real tokens it "
+                             "holds. Weight each token alike: sum of token losses / n, n the real tokens of the "
+                             "whole batch.")
     raise AssertionError(f"With {replicas} replicas the summed gradients differ from the batch's gradient by "
-                         f"{error:.1%} (relative norm). A mean of the slices' means weights every slice alike, "
-                         "however many real tokens it holds; weight each token alike: sum of token losses / n, "
-                         "n the real tokens of the whole batch.")
+                         f"{error:.1%} (relative norm). Each slice's share is its summed token loss / n, n the real "
+                         "tokens of the whole batch.")
 
 
 @test_case(points=1)
