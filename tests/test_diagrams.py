@@ -60,3 +60,11 @@ def test_make_figures_writes_the_three_pngs(tmp_path):
         data = (tmp_path / name).read_bytes()
         assert data.startswith(b"\x89PNG"), name
         assert len(data) > 10_000, name
+
+
+@pytest.mark.parametrize("replicas", [2, 3])
+def test_data_parallel_figure_draws_one_column_per_replica(replicas):
+    found = labels(diagrams.data_parallel_figure(replicas))
+    assert found.count("same update") == replicas
+    assert [f"replica {r + 1}\n/cpu:{r}" for r in range(replicas)] == [t for t in found if t.startswith("replica")]
+    assert "all-reduce: sum of the replicas' gradients" in found

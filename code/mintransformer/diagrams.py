@@ -1,4 +1,4 @@
-"""Our own drawings of the paper's three figures, made with matplotlib patches and lines.
+"""Our own drawings of the paper's three figures, and of appendix A's data parallelism, with matplotlib.
 
 Each function returns a matplotlib ``Figure`` that is already closed in pyplot, so it appears
 exactly once when the call is the last expression of a notebook cell (``plt.show()`` does not
