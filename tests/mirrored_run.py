@@ -51,7 +51,8 @@ untrained = distributed.build(tf.distribute.get_strategy())
 untrained(inputs)
 start = np.concatenate([np.ravel(w.numpy()) for w in untrained.weights])
 (out / "result.json").write_text(json.dumps(dict(
-    devices=devices, replicas=mirrored.num_replicas_in_sync, replicas_agree=agree, rows=rows, tokens=tokens, errors=errors,
+    devices=devices, replicas=mirrored.num_replicas_in_sync, replicas_agree=agree, rows=rows, tokens=tokens,
+    errors=errors,
     max_weight_difference=float(np.max(np.abs(flat[0] - flat[1]))),
     relative_weight_difference=float(np.linalg.norm(flat[0] - flat[1]) / np.linalg.norm(flat[0] - start)),
     max_loss_difference=float(np.max(np.abs(np.subtract(one_losses, two_losses)))), steps=len(two_losses))))

@@ -38,7 +38,8 @@ def _by_hand(weighting):
         n = np.count_nonzero(labels)
         total = None
         for source, target_in, target_out in zip(*(np.array_split(a, replicas) for a in (*inputs, labels))):
-            scale = {"share": np.count_nonzero(target_out) / n, "own mean": 1.0, "mean of means": 1 / replicas}[weighting]
+            scale = {"share": np.count_nonzero(target_out) / n, "own mean": 1.0,
+                     "mean of means": 1 / replicas}[weighting]
             grads = mt.distribute.gradients(model, lambda y, p: mt.masked_loss(y, p) * scale, (source, target_in),
                                             target_out)
             total = grads if total is None else [t + g for t, g in zip(total, grads)]
