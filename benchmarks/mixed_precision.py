@@ -17,8 +17,7 @@ import keras  # noqa: E402
 import numpy as np
 import tensorflow as tf
 
-BASE = dict(num_layers=6, d_model=512, num_heads=8, dff=2048, input_vocab_size=37_000, target_vocab_size=37_000,
-            max_length=256, dropout=0.1, share_embeddings=True)
+BASE = dict(mt.distribute.PAPER_BASE, max_length=256)
 QUICK = dict(BASE, num_layers=1, d_model=64, num_heads=4, dff=128, input_vocab_size=500, target_vocab_size=500)
 
 

@@ -12,10 +12,9 @@ same.
 The chapter trains the same model live, and gets a slightly different one on every CPU: oneDNN
 rounds differently with and without AVX-512. Which head reads which digit changes with it, so the
 chapter describes the heads of this file, which is the same everywhere. Its last run, on the
-2-core AVX-512 CPU that wrote the shipped file, printed
-
-    trained 3000 updates in 48 s; held-out accuracy 0.9900
-    addition.load_pretrained(): held-out accuracy 0.9900
+2-core AVX-512 CPU that wrote the shipped file, trained in under a minute and printed a held-out
+accuracy of 0.9920, for the trained model and for the loaded copy (``addition.load_pretrained()``;
+``tests/test_gpt.py`` checks that the shipped file scores at least 98%).
 
 On one CPU the run is repeatable: the seeds fix the initial weights and the order of the
 problems, and chapter 11's live run on that CPU printed the same accuracy and the same mistakes.

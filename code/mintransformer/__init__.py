@@ -34,7 +34,8 @@ from .source import show_source
 from .training import (MaskedAccuracy, MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy,
                        masked_loss)
 
-from . import data, diagrams, distribute, exercises, plotting, recipes  # noqa: E402  (submodules: mt.plotting, mt.distribute, ...)
+# Submodules: mt.plotting, mt.distribute, ...
+from . import data, diagrams, distribute, exercises, plotting, recipes  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -26,6 +26,11 @@ import tensorflow as tf
 
 CPU_DEVICES_VARIABLE = "MINTRANSFORMER_CPU_DEVICES"
 
+# The paper's base model (section 6.1, Table 3) with its shared vocabulary of 37,000 tokens, as
+# ``MinTransformer`` arguments: the model whose cost appendix A estimates and the benchmark times.
+PAPER_BASE = dict(num_layers=6, d_model=512, num_heads=8, dff=2048, input_vocab_size=37_000,
+                  target_vocab_size=37_000, dropout=0.1, share_embeddings=True)
+
 # Forward and backward: the backward pass of a matrix product costs two products of the same size
 # (the gradient with respect to each input), so a training step costs about 3 forward passes.
 TRAINING_FLOPS_PER_FORWARD = 3
@@ -118,10 +123,8 @@ def replica_gradients(strategy, model, loss_fn, inputs, labels):
         return tf.shape(labels)[0], tf.math.count_nonzero(labels), summed
 
     rows, tokens, summed = tf.function(lambda *slices: strategy.run(step, args=slices))(*slices)
-    local = strategy.experimental_local_results
-    gradients = [np.asarray(g) for g in local(summed)[0]] if strategy.num_replicas_in_sync > 1 else \
-        [np.asarray(g) for g in summed]
-    return [int(r) for r in local(rows)], [int(t) for t in local(tokens)], gradients
+    local = strategy.experimental_local_results  # one value per replica (one alone without a strategy)
+    return [int(r) for r in local(rows)], [int(t) for t in local(tokens)], [np.asarray(g) for g in local(summed)[0]]
 
 
 def forward_flops(num_layers, d_model, dff, vocab_size, source_tokens, target_tokens, source_length,
@@ -168,9 +171,8 @@ def count_products(model, inputs):
     total = 0
     for op in graph.get_operations():
         if op.type == "MatMul":
-            a, b = (i.shape.as_list() for i in op.inputs)
-            k = a[0] if op.get_attr("transpose_a") else a[1]
-            m, n = (a[1] if op.get_attr("transpose_a") else a[0]), (b[0] if op.get_attr("transpose_b") else b[1])
+            (m, k), (_, n) = (i.shape.as_list()[::-1] if op.get_attr(f"transpose_{side}") else i.shape.as_list()
+                              for i, side in zip(op.inputs, "ab"))
             total += 2 * m * k * n
         elif op.type in ("BatchMatMulV2", "BatchMatMulV3"):
             a = op.inputs[0].shape.as_list()

@@ -20,5 +20,6 @@ from .optimizer import compile_model
 from .pretrained import PRETRAINED_DATE_WEIGHTS, load_pretrained_date_model
 from .tasks import TASKS, build_model, task_data
 
-__all__ = ["ablations", "addition", "distributed", "TASKS", "task_data", "build_model", "compile_model", "average_checkpoints", "translate",
+__all__ = ["ablations", "addition", "distributed",
+           "TASKS", "task_data", "build_model", "compile_model", "average_checkpoints", "translate",
            "exact_match", "PRETRAINED_DATE_WEIGHTS", "load_pretrained_date_model"]
