@@ -29,7 +29,7 @@ CASES = {
         [Features(D, T)], 8, MHA_PARAMS, D),
     "MultiHeadAttention/cross+mask+scores": (
         lambda: mt.MultiHeadAttention(D, H, dropout=0.1),
-        lambda layer, t: layer(t[0], t[1], t[1], mask=source_mask(t[2]),
+        lambda layer, t: layer(t[0], t[1], t[1], attention_mask=source_mask(t[2]),
                                return_attention_scores=True),
         [Features(D, T), Features(D, S), Tokens(V, S)], 8, MHA_PARAMS, D),
     "PositionalEmbedding": (
@@ -46,7 +46,7 @@ CASES = {
         [Features(D, T)], 4, FFN_PARAMS, D),
     "EncoderLayer": (
         lambda: mt.EncoderLayer(D, H, DFF),
-        lambda layer, t: layer(t[0], mask=source_mask(t[1])),
+        lambda layer, t: layer(t[0], attention_mask=source_mask(t[1])),
         [Features(D, S), Tokens(V, S)], 16, ENC_LAYER_PARAMS, D),
     "DecoderLayer": (
         lambda: mt.DecoderLayer(D, H, DFF),
@@ -61,7 +61,7 @@ CASES = {
         [Features(D, T), Tokens(V, T)], 16, ENC_LAYER_PARAMS, D),
     "Encoder": (
         lambda: mt.Encoder(N, D, H, DFF),
-        lambda layer, t: layer(t[0], mask=source_mask(t[1]), return_attention_scores=True),
+        lambda layer, t: layer(t[0], attention_mask=source_mask(t[1]), return_attention_scores=True),
         [Features(D, S), Tokens(V, S)], 16 * N, N * ENC_LAYER_PARAMS, D),
     "Decoder": (
         lambda: mt.Decoder(N, D, H, DFF),

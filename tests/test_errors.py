@@ -45,9 +45,9 @@ def test_mask_that_does_not_broadcast_to_the_logits():
     x = np.zeros((2, 5, 8), "float32")
     with pytest.raises(ValueError, match=re.escape("(1, 1, 1, 3)") + ".*"
                        + re.escape("(2, 2, 5, 5)")):
-        mha(x, x, x, mask=mt.padding_mask(np.ones((1, 3))))
+        mha(x, x, x, attention_mask=mt.padding_mask(np.ones((1, 3))))
     with pytest.raises(ValueError, match=re.escape("(4, 4)") + ".*" + re.escape("(2, 2, 5, 5)")):
-        mha(x, x, x, mask=mt.causal_mask(4))
+        mha(x, x, x, attention_mask=mt.causal_mask(4))
 
 
 def test_mask_with_too_many_dimensions():
@@ -82,4 +82,4 @@ def test_errors_are_raised_when_building_symbolically_too():
     x = keras.Input((5, 8))
     with pytest.raises(ValueError, match=re.escape("(3, 3)") + ".*"
                        + re.escape("(None, 2, 5, 5)")):
-        mt.MultiHeadAttention(8, 2)(x, x, x, mask=mt.causal_mask(3))
+        mt.MultiHeadAttention(8, 2)(x, x, x, attention_mask=mt.causal_mask(3))

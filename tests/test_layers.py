@@ -116,9 +116,9 @@ def test_encoder_layer_equals_numpy(norm_first, rng, data):
     _, context, source, _ = data
     layer = mt.EncoderLayer(D, H, DFF, norm_first=norm_first)
     mask = ops.convert_to_numpy(mt.padding_mask(source))
-    layer(context, mask=mask)
+    layer(context, attention_mask=mask)
     randomize(layer, rng)
-    out, weights = layer(context, mask=mask, return_attention_scores=True)
+    out, weights = layer(context, attention_mask=mask, return_attention_scores=True)
     expected = np_encoder_layer(layer, context.astype(np.float64), mask)
     np.testing.assert_allclose(out, expected, atol=1e-5)
     assert tuple(weights.shape) == (B, H, S, S)
@@ -145,7 +145,7 @@ def test_encoder_stack_is_its_layers_in_order(norm_first, rng, data):
     _, context, source, _ = data
     mask = ops.convert_to_numpy(mt.padding_mask(source))
     encoder = mt.Encoder(2, D, H, DFF, norm_first=norm_first)
-    encoder(context, mask=mask)
+    encoder(context, attention_mask=mask)
     randomize(encoder, rng)
     expected = context.astype(np.float64)
     for layer in encoder.stack:
@@ -154,7 +154,7 @@ def test_encoder_stack_is_its_layers_in_order(norm_first, rng, data):
         expected = np_layer_norm(expected, encoder.final_norm)
     else:
         assert encoder.final_norm is None
-    np.testing.assert_allclose(encoder(context, mask=mask), expected, atol=1e-5)
+    np.testing.assert_allclose(encoder(context, attention_mask=mask), expected, atol=1e-5)
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])

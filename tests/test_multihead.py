@@ -108,7 +108,7 @@ def test_equals_keras_multi_head_attention(case, rng):
     randomize(ours, rng)
     theirs = keras_twin(ours, query, key, value)
 
-    out, weights = ours(query, key, value, mask=mask, return_attention_scores=True)
+    out, weights = ours(query, key, value, attention_mask=mask, return_attention_scores=True)
     expected, expected_weights = theirs(
         query, value, key=key, attention_mask=to_keras_mask(mask, T, s),
         return_attention_scores=True,
@@ -129,7 +129,7 @@ def test_fully_masked_query_equals_keras_too(rng):
     ours(query, query, query)
     randomize(ours, rng)
     theirs = keras_twin(ours, query, query, query)
-    out, weights = ours(query, query, query, mask=mask, return_attention_scores=True)
+    out, weights = ours(query, query, query, attention_mask=mask, return_attention_scores=True)
     expected, expected_weights = theirs(query, query, attention_mask=mask[:, 0],
                                         return_attention_scores=True)
     assert np.all(np.isfinite(ops.convert_to_numpy(out)))

@@ -20,17 +20,18 @@ with quiet_stderr():
 from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
 from .decoder import Decoder, DecoderLayer
 from . import decoding
-from .decoding import (beam_search, beam_tokens, greedy_decode, greedy_generate, greedy_tokens, length_penalty,
-                       sample_decode, sample_generate)
+from .decoding import (beam_search, beam_tokens, decode_tokens, greedy_decode, greedy_generate, greedy_tokens,
+                       length_penalty, sample_decode, sample_generate)
 from .encoder import Encoder, EncoderLayer
 from .feedforward import FeedForward
 from .gpt import MinGPT
 from .layernorm import LayerNormalization
-from .masks import causal_mask, decoder_self_mask, padding_mask
+from .masks import attends_causally, causal_mask, decoder_self_mask, merge_padding, padding_mask
 from .model import MinTransformer
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positional import PositionalEmbedding, positional_encoding
 from .source import show_source
+from .sublayer import residual
 from .training import (MaskedAccuracy, MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy,
                        masked_loss)
 
@@ -43,8 +44,8 @@ __all__ = [
     "MASK_FILL_VALUE", "scaled_dot_product_attention", "split_heads", "merge_heads",
     "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
-    "padding_mask", "causal_mask", "decoder_self_mask", "TransformerSchedule", "masked_loss",
+    "padding_mask", "causal_mask", "decoder_self_mask", "attends_causally", "merge_padding", "residual", "TransformerSchedule", "masked_loss",
     "masked_accuracy", "MaskedAccuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
-    "sample_decode", "greedy_tokens", "beam_tokens", "MinGPT", "greedy_generate", "sample_generate",
+    "sample_decode", "decode_tokens", "greedy_tokens", "beam_tokens", "MinGPT", "greedy_generate", "sample_generate",
     "length_penalty", "quiet_stderr", "StepLossHistory",
 ]

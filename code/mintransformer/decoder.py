@@ -4,10 +4,11 @@ import keras
 from keras import ops
 
 from ._util import build_once
-from .encoder import residual
 from .feedforward import FeedForward
 from .layernorm import LayerNormalization
+from .masks import attends_causally, keras_padding, merge_padding
 from .multihead import MultiHeadAttention
+from .sublayer import residual
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
@@ -31,6 +32,9 @@ class DecoderLayer(keras.layers.Layer):
         x (B, T, D), context (B, S, D), self_mask broadcastable to (B, h, T, T)
         (look-ahead AND target padding), cross_mask broadcastable to (B, h, T, S)
         (source padding) -> (B, T, D) [, (self weights (B, h, T, T), cross weights (B, h, T, S))].
+        Padding masks that Keras attached to ``x`` or ``context`` (from
+        ``Embedding(mask_zero=True)``) also mask those key positions, as in KerasHub's
+        ``TransformerDecoder``.
     """
 
     def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
@@ -39,16 +43,18 @@ class DecoderLayer(keras.layers.Layer):
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
         self.key_dim, self.scale_attention = key_dim, scale_attention
+        self.supports_masking = True  # the output keeps the input's padding mask
+        policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, key_dim, scale_attention,
-                                                 name="self_attention")
+                                                 name="self_attention", **policy)
         self.cross_attention = MultiHeadAttention(
-            d_model, num_heads, dropout, key_dim, scale_attention, name="cross_attention"
+            d_model, num_heads, dropout, key_dim, scale_attention, name="cross_attention", **policy
         ) if cross_attention else None
-        self.ffn = FeedForward(d_model, dff, dropout, name="ffn")
-        self.norm1 = LayerNormalization(name="norm1")
-        self.norm2 = LayerNormalization(name="norm2") if cross_attention else None
-        self.norm3 = LayerNormalization(name="norm3")
-        self.residual_dropout = keras.layers.Dropout(dropout)
+        self.ffn = FeedForward(d_model, dff, dropout, name="ffn", **policy)
+        self.norm1 = LayerNormalization(name="norm1", **policy)
+        self.norm2 = LayerNormalization(name="norm2", **policy) if cross_attention else None
+        self.norm3 = LayerNormalization(name="norm3", **policy)
+        self.residual_dropout = keras.layers.Dropout(dropout, **policy)
 
     def build(self, x_shape, context_shape=None):
         context_shape = x_shape if context_shape is None else context_shape  # a step has no context
@@ -70,12 +76,15 @@ class DecoderLayer(keras.layers.Layer):
         cached encoder keys and values (``context`` is not read), and the result is
         ``(x, updated cache)``. The same three sub-layers serve both.
         """
+        if cache is None:  # Keras's own padding masks, if any, mask those keys too
+            self_mask = merge_padding(self_mask, keras_padding(x))
+            cross_mask = merge_padding(cross_mask, keras_padding(context))
         def self_attention(h):  # 1. masked self-attention: position t sees target positions <= t
             keys, values = self.self_attention.project_key_value(h, h)  # (B, h, T, d_k), (B, h, T, d_v)
             if cache is not None:  # decoding: write them into their slots, attend to the buffer
                 keys = ops.slice_update(cache["keys"], (0, 0, position, 0), keys)  # (B, h, L, d_k)
                 values = ops.slice_update(cache["values"], (0, 0, position, 0), values)
-            y, weights = self.self_attention.attend(h, keys, values, mask=self_mask, training=training)
+            y, weights = self.self_attention.attend(h, keys, values, attention_mask=self_mask, training=training)
             return y, (weights, keys, values)  # (B, T, D), (B, h, T, T or L)
 
         def cross_attention(h):  # 2. decoder queries; encoder keys and values
@@ -83,7 +92,7 @@ class DecoderLayer(keras.layers.Layer):
                 keys, values = self.cross_attention.project_key_value(context, context)  # (B, h, S, d_k | d_v)
             else:  # computed once per source (Decoder.start_cache)
                 keys, values = cache["cross_keys"], cache["cross_values"]
-            return self.cross_attention.attend(h, keys, values, mask=cross_mask, training=training)
+            return self.cross_attention.attend(h, keys, values, attention_mask=cross_mask, training=training)
 
         def feed_forward(h):  # 3. the position-wise feed-forward network
             return self.ffn(h, training=training), None
@@ -126,7 +135,7 @@ class DecoderLayer(keras.layers.Layer):
         tokens = ops.slice_update(cache["is_token"], (0, position), is_token)  # (B, L)
         slots = ops.arange(ops.shape(tokens)[1])  # (L,)
         queries = position + ops.arange(ops.shape(x)[1])  # (n,) positions of the new tokens
-        causal = ops.less_equal(slots[None, :], queries[:, None])  # (n, L)
+        causal = attends_causally(queries, slots)  # (n, L)
         seen = ops.logical_and(causal[None], tokens[:, None, :])  # (B, n, L)
         x, cache = self(x, None, self_mask=seen[:, None], cross_mask=cross_mask,
                         cache=cache, position=position)  # mask (B, 1, n, L)
@@ -162,12 +171,14 @@ class Decoder(keras.layers.Layer):
         self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
         self.key_dim, self.scale_attention, self.cross_attention = key_dim, scale_attention, cross_attention
+        self.supports_masking = True  # the output keeps the input's padding mask
+        policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every layer
         self.stack = [
             DecoderLayer(d_model, num_heads, dff, dropout, norm_first, key_dim, scale_attention, cross_attention,
-                         name=f"layer_{i}")
+                         name=f"layer_{i}", **policy)
             for i in range(num_layers)
         ]
-        self.final_norm = LayerNormalization(name="final_norm") if norm_first else None
+        self.final_norm = LayerNormalization(name="final_norm", **policy) if norm_first else None
 
     def build(self, x_shape, context_shape=None):
         for layer in self.stack:

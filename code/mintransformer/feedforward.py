@@ -17,12 +17,14 @@ class FeedForward(keras.layers.Layer):
 
     def __init__(self, d_model, dff, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True  # position-wise: the output keeps the input's padding mask
         self.d_model = d_model
         self.dff = dff
         self.dropout = dropout
-        self.inner = keras.layers.Dense(dff, activation="relu", name="inner")
-        self.inner_dropout = keras.layers.Dropout(dropout)
-        self.outer = keras.layers.Dense(d_model, name="outer")
+        policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
+        self.inner = keras.layers.Dense(dff, activation="relu", name="inner", **policy)
+        self.inner_dropout = keras.layers.Dropout(dropout, **policy)
+        self.outer = keras.layers.Dense(d_model, name="outer", **policy)
 
     def build(self, input_shape):
         build_once(self.inner, input_shape)

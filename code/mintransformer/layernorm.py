@@ -20,6 +20,7 @@ class LayerNormalization(keras.layers.Layer):
 
     def __init__(self, epsilon=1e-6, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True  # position-wise: the output keeps the input's padding mask
         self.epsilon = epsilon
 
     def build(self, input_shape):

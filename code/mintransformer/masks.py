@@ -6,6 +6,12 @@ B batch, h heads, T query positions, S key positions.
 
 from keras import ops
 
+try:  # where Keras keeps a tensor's implicit mask (Keras 3.10 to 3.15)
+    from keras.src.backend.common.masking import get_keras_mask
+except ImportError:  # pragma: no cover
+    def get_keras_mask(x):
+        return getattr(x, "_keras_mask", None)
+
 
 def padding_mask(tokens, pad_id=0):
     """Mask out the key positions that hold padding.
@@ -25,6 +31,22 @@ def padding_mask(tokens, pad_id=0):
     return keep[:, None, None, :]  # (B, 1, 1, S)
 
 
+def attends_causally(query_positions, key_positions):
+    """The look-ahead rule, written once: a query at position i may attend to a key at j <= i.
+
+    ``causal_mask``, ``decoder_self_mask`` and the cached decoding step
+    (``DecoderLayer.step``) all build their masks from it.
+
+    Args:
+        query_positions: integer positions, shape (..., T).
+        key_positions: integer positions, shape (..., S).
+
+    Returns:
+        Boolean tensor of shape (..., T, S).
+    """
+    return ops.less_equal(key_positions[..., None, :], query_positions[..., :, None])  # j <= i
+
+
 def causal_mask(length):
     """Look-ahead mask: query position i may attend to key positions j <= i.
 
@@ -40,9 +62,8 @@ def causal_mask(length):
     Returns:
         Boolean tensor of shape (T, T), broadcastable to (B, h, T, T).
     """
-    i = ops.arange(length)[:, None]  # (T, 1) query positions
-    j = ops.arange(length)[None, :]  # (1, T) key positions
-    return ops.greater_equal(i, j)  # (T, T)
+    positions = ops.arange(length)  # (T,)
+    return attends_causally(positions, positions)  # (T, T)
 
 
 def decoder_self_mask(target_tokens, pad_id=0):
@@ -58,5 +79,36 @@ def decoder_self_mask(target_tokens, pad_id=0):
     # Positions 1..T counted from the tokens themselves (not from a length), so the mask
     # can also be built on a symbolic keras.Input whose length is still unknown.
     position = ops.cumsum(ops.ones_like(target_tokens, dtype="int32"), axis=1)  # (B, T)
-    causal = ops.greater_equal(position[:, :, None], position[:, None, :])  # (B, T, T): j <= i
+    causal = attends_causally(position, position)  # (B, T, T): j <= i
     return ops.logical_and(causal[:, None], padding_mask(target_tokens, pad_id))  # (B, 1, T, T)
+
+
+def merge_padding(attention_mask, padding):
+    """Combine a pairwise attention mask with a padding mask of the keys.
+
+    This is how the layers honour Keras's own masks (for example from
+    ``keras.layers.Embedding(mask_zero=True)``), as KerasHub's Transformer layers do: a
+    padding mask says which key positions hold a real token, and it is never read as a
+    pairwise (T, S) mask.
+
+    Args:
+        attention_mask: None, or boolean, broadcastable to (B, h, T, S).
+        padding: None, or boolean of shape (B, S), ``True`` = a real token.
+
+    Returns:
+        None, or a boolean mask broadcastable to (B, h, T, S).
+    """
+    if padding is None:
+        return attention_mask
+    if len(padding.shape) != 2:
+        raise ValueError(
+            f"A padding mask has shape (batch, length), one entry per key position; got shape "
+            f"{tuple(padding.shape)}. Pass a pairwise mask as attention_mask= instead."
+        )
+    keys = ops.cast(padding, "bool")[:, None, None, :]  # (B, 1, 1, S)
+    return keys if attention_mask is None else ops.logical_and(ops.cast(attention_mask, "bool"), keys)
+
+
+def keras_padding(x):
+    """The padding mask (B, T) Keras attached to ``x`` (e.g. by ``Embedding(mask_zero=True)``), or None."""
+    return None if x is None else get_keras_mask(x)

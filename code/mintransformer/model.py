@@ -61,18 +61,20 @@ class MinTransformer(keras.Model):
         self.key_dim, self.scale_attention = key_dim, scale_attention
         self.positions, self.scale_embeddings = positions, scale_embeddings
 
+        policy = dict(dtype=self.dtype_policy)  # e.g. "mixed_float16" reaches every layer
         self.source_embedding = PositionalEmbedding(
-            input_vocab_size, d_model, max_length, positions, scale_embeddings, name="source_embedding"
+            input_vocab_size, d_model, max_length, positions, scale_embeddings, name="source_embedding", **policy
         )
         self.target_embedding = self.source_embedding if share_embeddings else PositionalEmbedding(
-            target_vocab_size, d_model, max_length, positions, scale_embeddings, name="target_embedding"
+            target_vocab_size, d_model, max_length, positions, scale_embeddings, name="target_embedding", **policy
         )
-        self.embedding_dropout = keras.layers.Dropout(dropout)
-        attention = dict(key_dim=key_dim, scale_attention=scale_attention)
+        self.embedding_dropout = keras.layers.Dropout(dropout, **policy)
+        attention = dict(key_dim=key_dim, scale_attention=scale_attention, **policy)
         self.encoder = Encoder(num_layers, d_model, num_heads, dff, dropout, norm_first, **attention, name="encoder")
         self.decoder = Decoder(num_layers, d_model, num_heads, dff, dropout, norm_first, **attention, name="decoder")
         # Tied: logits = x E^T with the shared embedding E, no extra weights.
-        self.final_layer = None if share_embeddings else keras.layers.Dense(target_vocab_size, name="final_layer")
+        self.final_layer = None if share_embeddings else keras.layers.Dense(
+            target_vocab_size, name="final_layer", **policy)
 
     def build(self, input_shape):
         source_shape, target_shape = (tuple(s) for s in input_shape)
@@ -87,7 +89,7 @@ class MinTransformer(keras.Model):
         """Source tokens (B, S) -> encoder output (B, S, D) [, per-layer weights]."""
         x = self.embedding_dropout(self.source_embedding(source_tokens), training=training)
         mask = padding_mask(source_tokens, self.pad_id)  # (B, 1, 1, S)
-        return self.encoder(x, mask=mask, training=training, return_attention_scores=return_attention_scores)
+        return self.encoder(x, attention_mask=mask, training=training, return_attention_scores=return_attention_scores)
 
     def decode(self, target_tokens, context, source_tokens, training=False, return_attention_scores=False):
         """Target tokens (B, T) and encoder output (B, S, D) -> logits (B, T, V) [, weights]."""
@@ -121,24 +123,27 @@ class MinTransformer(keras.Model):
         return self.decoder.start_cache(context, max_length)
 
     def decode_step(self, tokens, position, caches, source_tokens):
-        """Next-token logits for the newest target token, reusing the cache.
+        """Next-token logits after the newest target token, reusing the cache.
 
         Args:
-            tokens: the token at ``position`` of each sequence, (B, 1).
-            position: its index in the target (scalar).
+            tokens: the tokens standing at ``position``, ..., ``position + n - 1`` of each
+                sequence, (B, n); usually n = 1.
+            position: the index of the first of them in the target (scalar).
             caches: from ``start_cache`` or the previous step.
             source_tokens: (B, S) ids, for the cross-attention padding mask.
 
         Returns:
-            ``(logits (B, V), updated caches)``; equal (up to rounding) to
-            ``self((source, target))[:, position]`` when ``target[:, :position + 1]`` are the
-            tokens fed so far, padding included: a fed-back pad is masked as in the full pass.
+            ``(logits (B, V), updated caches)``: the logits at the LAST fed position, those that
+            predict the next token (as ``MinGPT.decode_step``); equal (up to rounding) to
+            ``self((source, target))[:, position + n - 1]`` when ``target[:, :position + n]``
+            are the tokens fed so far, padding included: a fed-back pad is masked as in the
+            full pass.
         """
-        x = self.target_embedding.embed_step(tokens, position)  # (B, 1, D)
+        x = self.target_embedding.embed_step(tokens, position)  # (B, n, D)
         cross_mask = padding_mask(source_tokens, self.pad_id)  # (B, 1, 1, S)
-        is_token = ops.not_equal(tokens, self.pad_id)  # (B, 1)
+        is_token = ops.not_equal(tokens, self.pad_id)  # (B, n)
         x, caches = self.decoder.step(x, caches, position, cross_mask=cross_mask, is_token=is_token)
-        logits = ops.cast(self.output_projection(x), "float32")  # (B, 1, V)
+        logits = ops.cast(self.output_projection(x[:, -1:]), "float32")  # (B, 1, V)
         return logits[:, 0], caches
 
     def call(self, inputs, training=False, return_attention_scores=False):

@@ -5,6 +5,7 @@ from keras import ops
 
 from ._util import build_once
 from .attention import scaled_dot_product_attention
+from .masks import keras_padding, merge_padding
 
 
 def split_heads(x, num_heads):
@@ -65,8 +66,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def __init__(self, d_model, num_heads, dropout=0.0, key_dim=None, scaled=True, **kwargs):
         super().__init__(**kwargs)
-        # Masks are explicit `mask=` arguments, never Keras's implicit masks: declaring
-        # support (and computing none) stops Keras from warning that it drops them.
+        # Keras's implicit padding masks of ``key`` and ``value`` are merged into the attention
+        # mask (see ``call``); the output keeps the query's, as Keras's own layer does.
         self.supports_masking = True
         if d_model % num_heads:
             raise ValueError(
@@ -79,11 +80,12 @@ class MultiHeadAttention(keras.layers.Layer):
         self.d_k = self.d_v if key_dim is None else key_dim
         self.key_dim, self.scaled = key_dim, scaled
         self.dropout = dropout
-        self.wq = keras.layers.Dense(num_heads * self.d_k, name="wq")
-        self.wk = keras.layers.Dense(num_heads * self.d_k, name="wk")
-        self.wv = keras.layers.Dense(d_model, name="wv")
-        self.wo = keras.layers.Dense(d_model, name="wo")
-        self.attention_dropout = keras.layers.Dropout(dropout)
+        policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
+        self.wq = keras.layers.Dense(num_heads * self.d_k, name="wq", **policy)
+        self.wk = keras.layers.Dense(num_heads * self.d_k, name="wk", **policy)
+        self.wv = keras.layers.Dense(d_model, name="wv", **policy)
+        self.wo = keras.layers.Dense(d_model, name="wo", **policy)
+        self.attention_dropout = keras.layers.Dropout(dropout, **policy)
 
     def build(self, query_shape, key_shape=None, value_shape=None):
         key_shape = query_shape if key_shape is None else key_shape
@@ -99,31 +101,35 @@ class MultiHeadAttention(keras.layers.Layer):
         v = split_heads(self.wv(value), self.num_heads)  # (B, h, S, d_v)
         return k, v
 
-    def attend(self, query, k, v, mask=None, training=False):
+    def attend(self, query, k, v, attention_mask=None, training=False):
         """Attention of ``query`` (B, T, D) over projected keys (B, h, S, d_k) and values (B, h, S, d_v)."""
         q = split_heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
         heads, weights = scaled_dot_product_attention(
-            q, k, v, mask=mask, dropout=self.attention_dropout, training=training,
+            q, k, v, mask=attention_mask, dropout=self.attention_dropout, training=training,
             scale=None if self.scaled else 1.0,
         )  # (B, h, T, d_v), (B, h, T, S)
         return self.wo(merge_heads(heads)), weights  # (B, T, D)
 
-    def call(self, query, key, value, mask=None, training=False, return_attention_scores=False):
+    def call(self, query, key, value, attention_mask=None, training=False, return_attention_scores=False):
         """Attend from ``query`` (B, T, D) to ``key``/``value`` (B, S, D).
 
         Args:
-            mask: boolean, broadcastable to (B, h, T, S); ``True`` = may attend.
+            attention_mask: boolean, broadcastable to (B, h, T, S); ``True`` = may attend
+                (Keras's name and convention).
             return_attention_scores: also return the weights, shape (B, h, T, S).
+
+        A padding mask that Keras attached to ``key`` or ``value`` (for example from
+        ``Embedding(mask_zero=True)``) also masks those key positions.
 
         Returns:
             Output (B, T, D), or ``(output, weights)``.
         """
+        attention_mask = merge_padding(attention_mask, keras_padding(key))
+        if value is not key:
+            attention_mask = merge_padding(attention_mask, keras_padding(value))
         k, v = self.project_key_value(key, value)
-        output, weights = self.attend(query, k, v, mask=mask, training=training)
+        output, weights = self.attend(query, k, v, attention_mask=attention_mask, training=training)
         return (output, weights) if return_attention_scores else output
-
-    def compute_mask(self, inputs, previous_mask=None):
-        return None
 
     def get_config(self):
         config = super().get_config()
