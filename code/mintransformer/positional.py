@@ -4,6 +4,7 @@ import math
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from ._util import build_once
@@ -49,9 +50,19 @@ class PositionalEmbedding(keras.layers.Layer):
         scale: False leaves out the sqrt(d_model) factor (chapter 10 measures both).
 
     Call:
-        tokens (B, T) integer ids -> (B, T, d_model). A T longer than ``max_length`` raises a
-        ValueError whenever T is known; inside a graph traced with unknown T, TensorFlow's
-        own shape error is all that can be raised.
+        tokens (B, T) integer ids -> (B, T, d_model), the tokens at positions 0 .. T - 1.
+        ``embed_step(tokens, position)`` embeds tokens (B, n) at ``position`` .. ``position + n - 1``.
+
+    Positions outside 0 .. max_length - 1 have no row in the table. They are refused:
+        - with a ValueError when the length and ``position`` are known while tracing (eager
+          mode, Python or NumPy ints, a graph traced with a fixed length);
+        - inside a ``tf.function`` traced with an unknown length or a tensor ``position``,
+          by an assertion that raises an InvalidArgumentError when the graph runs;
+        - under XLA (``jit_compile=True``) nothing can be raised from inside the compiled
+          function (XLA drops assertions, and its gather clamps an index past the table to
+          the last row); so every embedding vector at a position past the table is NaN,
+          an output that cannot pass for a right one. Callers that compile (the decoders of
+          ``decoding.py``) check the length before their compiled loop.
     """
 
     def __init__(self, vocab_size, d_model, max_length, positions="sinusoidal", scale=True, **kwargs):
@@ -66,13 +77,13 @@ class PositionalEmbedding(keras.layers.Layer):
         # factor below the embedding enters with entries of size 1, like the encoding, and as
         # the tied output matrix it gives logits of size 1 (chapter 7).
         self.embedding = keras.layers.Embedding(
-            vocab_size, d_model, name="token_embedding",
+            vocab_size, d_model, name="token_embedding", dtype=self.dtype_policy,
             embeddings_initializer=keras.initializers.RandomNormal(stddev=d_model**-0.5),
         )
         self.encoding = positional_encoding(max_length, d_model)  # (max_length, D) constant
         # Learned positions start at the size of the encoding's entries (root mean square 1/sqrt(2)).
         self.position_embedding = None if positions != "learned" else keras.layers.Embedding(
-            max_length, d_model, name="position_embedding",
+            max_length, d_model, name="position_embedding", dtype=self.dtype_policy,
             embeddings_initializer=keras.initializers.RandomNormal(stddev=0.5**0.5),
         )
 
@@ -82,30 +93,62 @@ class PositionalEmbedding(keras.layers.Layer):
             build_once(self.position_embedding, (self.max_length,))
 
     def call(self, tokens):
-        length = tokens.shape[1]
-        if length is not None and length > self.max_length:
-            raise ValueError(
-                f"Sequence length {length} is longer than max_length={self.max_length} "
-                f"of {self.name}; build the model with a larger max_length."
-            )
-        return self.embed(tokens, ops.arange(ops.shape(tokens)[1]))  # (B, T, D)
+        length = ops.shape(tokens)[1]  # a number, or a tensor inside a graph of unknown length
+        self._check_positions(0, length)
+        return self.embed(tokens, ops.arange(length))  # (B, T, D)
 
     def embed_step(self, tokens, position):
         """Embed tokens (B, n) standing at ``position``, ..., ``position + n - 1``, for cached decoding."""
-        return self.embed(tokens, position + ops.arange(ops.shape(tokens)[1]))  # (B, n, D)
+        n = ops.shape(tokens)[1]
+        self._check_positions(position, n)
+        return self.embed(tokens, ops.cast(position, "int32") + ops.arange(n))  # (B, n, D)
+
+    def _check_positions(self, first, n):
+        """Refuse positions first .. first + n - 1 outside 0 .. max_length - 1 (see the class docstring)."""
+        first_value, n_value = tf.get_static_value(first), tf.get_static_value(n)
+        where = f"outside 0 to {self.max_length - 1}, the max_length={self.max_length} positions of {self.name}"
+        if first_value is not None and int(first_value) < 0:
+            raise ValueError(f"Position {int(first_value)} is {where}.")
+        if first_value is not None and n_value is not None:  # known now: a ValueError
+            first_value, n_value = int(first_value), int(n_value)
+            if first_value == 0 and n_value > self.max_length:
+                raise ValueError(
+                    f"Sequence length {n_value} is longer than max_length={self.max_length} "
+                    f"of {self.name}; build the model with a larger max_length."
+                )
+            if first_value + n_value > self.max_length:
+                which = (f"Position {first_value} is" if n_value == 1
+                         else f"Positions {first_value} to {first_value + n_value - 1} are")
+                raise ValueError(f"{which} {where}.")
+            return
+        # Known only when the graph runs: assertions (which XLA drops; embed's NaN rows remain).
+        first = ops.cast(first, "int32")
+        last = first + ops.cast(n, "int32") - 1  # the last position
+        if first_value is None:
+            tf.debugging.assert_greater_equal(
+                first, 0, message=f"{self.name}: a position is negative (max_length={self.max_length})")
+        tf.debugging.assert_less(
+            last, self.max_length,
+            message=f"{self.name}: a position is past {self.max_length - 1}, the last of "
+                    f"max_length={self.max_length} (a sequence too long?); build the model with a larger max_length")
 
     def embed(self, tokens, positions):
-        """Tokens (B, T) standing at ``positions`` (T,) -> (B, T, D)."""
+        """Tokens (B, T) standing at ``positions`` (T,) -> (B, T, D); NaN at positions past the table."""
         x = self.embedding(tokens)  # (B, T, D)
         if self.scale:
             # Entries of size 1/sqrt(D) become entries of size 1, the size of the encoding's.
             x = x * ops.cast(math.sqrt(self.d_model), x.dtype)
+        inside = ops.logical_and(positions >= 0, positions < self.max_length)[:, None]  # (T, 1)
+        rows = ops.where(inside[:, 0], positions, 0)  # (T,): a row of the table for every position
         if self.positions == "sinusoidal":
-            pe = ops.take(ops.cast(self.encoding, x.dtype), positions, axis=0)  # (T, D)
+            pe = ops.take(ops.cast(self.encoding, x.dtype), rows, axis=0)  # (T, D)
         elif self.positions == "learned":
-            pe = ops.cast(self.position_embedding(positions), x.dtype)  # (T, D)
+            pe = ops.cast(self.position_embedding(rows), x.dtype)  # (T, D)
         else:
-            return x
+            pe = ops.zeros((1, 1), x.dtype)
+        # Past the table, NaN rather than a row that is not theirs (the check above raises first,
+        # except under XLA, where nothing can be raised).
+        pe = ops.where(inside, pe, ops.cast(float("nan"), x.dtype))  # (T, D) or (T, 1)
         return x + pe[None]  # (B, T, D)
 
     def get_config(self):
