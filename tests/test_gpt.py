@@ -99,7 +99,44 @@ def test_mixed_float16_logits_are_finite_float32(mixed_float16, rng):
     logits = model(tokens, training=False)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
     assert np.all(np.isfinite(ops.convert_to_numpy(logits)))
-    assert np.all(np.isfinite(mt.greedy_generate(model, tokens[:1, :4], 5)))
+    step, _ = model.decode_step(tokens[:1, :4], 0, model.start_cache(1, 9))  # the cached path
+    assert keras.backend.standardize_dtype(step.dtype) == "float32" and np.all(np.isfinite(step))
+    out = mt.greedy_generate(model, tokens[:1, :4], 5)  # (1, 5) int32 ids: finiteness says nothing
+    sequence = list(tokens[0, :4])  # each id is the argmax of the float16 model's own full pass
+    for token in out[0]:
+        scores = logits_of(model, [sequence])[0, -1]
+        scores[0] = -np.inf
+        top2 = np.sort(scores)[-2:]
+        if top2[1] - top2[0] > 1e-2:  # a near-tie may round either way between the two paths
+            assert token == scores.argmax()
+        sequence.append(int(token))
+
+
+@pytest.mark.parametrize("tied", [True, False], ids=["tied", "untied"])
+def test_dtype_mixed_float16_reaches_every_sub_layer(tied, rng):
+    """``MinGPT(..., dtype="mixed_float16")``, under the float32 global policy: float16 compute in every
+    layer, its own (embedding, dropout, decoder, output layer) and theirs; float32 weights and logits."""
+    model = mt.MinGPT(2, 16, 4, 32, V, 24, share_embeddings=tied, dtype="mixed_float16")
+    tokens = rng.integers(3, V, size=(2, 6)).astype("int32")
+    logits = model(tokens, training=False)
+    own = [model.embedding, model.embedding_dropout, model.decoder] + ([] if tied else [model.final_layer])
+    every = list(model._flatten_layers(include_self=False))
+    assert all(layer in every for layer in own) and len(every) > len(own)
+    for layer in every:
+        assert layer.compute_dtype == "float16", layer.path
+        assert layer.variable_dtype == "float32", layer.path
+    assert all(keras.backend.standardize_dtype(w.dtype) == "float32" for w in model.weights)
+    x = model.decoder(model.embedding(tokens), None, self_mask=mt.decoder_self_mask(tokens))
+    assert keras.backend.standardize_dtype(x.dtype) == "float16"
+    assert keras.backend.standardize_dtype(model.output_projection(x).dtype) == "float16"
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    caches = model.start_cache(2, 8)
+    assert keras.backend.standardize_dtype(caches[0]["keys"].dtype) == "float16"
+    reference = mt.MinGPT(2, 16, 4, 32, V, 24, share_embeddings=tied)
+    reference(tokens)
+    reference.set_weights(model.get_weights())  # the same weights in float32: logits close, not equal
+    difference = np.abs(logits_of(reference, tokens) - ops.convert_to_numpy(logits)).max()
+    assert 0 < difference < 0.05, difference
 
 
 def test_saves_and_loads_identically(model, tokens, tmp_path):
@@ -118,6 +155,35 @@ def test_decode_step_equals_the_full_pass(model, tokens):
     for t in range(8):
         logits, caches = model.decode_step(tokens[:, t:t + 1], t, caches)
         np.testing.assert_allclose(ops.convert_to_numpy(logits), full[:, t], atol=1e-4)
+
+
+def test_decode_step_returns_the_logits_of_the_last_position_fed(model, tokens):
+    """Fed n tokens, ``decode_step`` returns the logits at the last of them, those that predict the
+    next token (as ``MinTransformer.decode_step`` does): not those of the first, in eager mode,
+    inside tf.function and under XLA, for a Python int, a NumPy int and a tensor position."""
+    import tensorflow as tf
+
+    full = logits_of(model, tokens[:, :6])  # (3, 6, V)
+    _, caches = model.decode_step(tokens[:, :2], 0, model.start_cache(3, 10))
+
+    def step(tokens, position, caches):
+        return model.decode_step(tokens, position, caches)
+
+    ways = {"eager": step, "tf.function": tf.function(step), "XLA": tf.function(step, jit_compile=True)}
+    for name, run in ways.items():
+        for position in (2, np.int32(2), tf.constant(2)):
+            logits, _ = run(tokens[:, 2:6], position, caches)  # positions 2, 3, 4, 5
+            logits = ops.convert_to_numpy(logits)
+            np.testing.assert_allclose(logits, full[:, 5], atol=1e-4, err_msg=name)
+            assert not np.allclose(logits, full[:, 2], atol=1e-3), name
+
+
+def test_a_step_past_the_context_raises_for_python_and_numpy_ints(lm):
+    for position in (24, np.int64(24)):
+        with pytest.raises(ValueError, match="max_length=24"):
+            lm.decode_step(np.array([[3]], "int32"), position, lm.start_cache(1, 30))
+    with pytest.raises(ValueError, match="past the context"):
+        lm.decode_step(np.array([[3, 4]], "int32"), np.int32(23), lm.start_cache(1, 30))
 
 
 def test_a_prefill_of_several_positions_equals_one_at_a_time(model, tokens):
@@ -275,3 +341,220 @@ def test_the_shipped_addition_model_adds():
     _, _, test = addition.task()
     assert addition.answers(model, tokenizer, ["47+38=", "9+9=", "99+99="]) == ["85", "18", "198"]
     assert addition.accuracy(model, tokenizer, test) >= 0.98
+
+
+# --- GPT-2's forward pass, written in NumPy ------------------------------------------------------
+# Counting parameters cannot tell pre-norm from post-norm, nor GELU from ReLU. These functions
+# follow the structure of OpenAI's released GPT-2 code (github.com/openai/gpt-2, src/model.py:
+# norm, conv1d, attn, mlp, block, model, with its parameter names), written again in NumPy, in
+# float64, with no code of the package. A MinGPT with GPT-2's switches, given the same weights,
+# must compute the same logits.
+
+
+def _gpt2_gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def _gpt2_norm(x, g, b, epsilon=1e-5):
+    u = np.mean(x, axis=-1, keepdims=True)
+    n = x - u
+    s = np.mean(np.square(n), axis=-1, keepdims=True)
+    return n / np.sqrt(s + epsilon) * g + b
+
+
+def _gpt2_conv1d(x, w, b):  # a 1x1 convolution: w (nx, nf) applied to every position
+    return x @ w + b
+
+
+def _gpt2_attn(x, p, n_head, past=None):
+    """x (B, T, D) -> (output (B, T, D), present (B, 2, h, T, d)); past: the earlier keys and values."""
+    def split_heads(t):  # (B, T, D) -> (B, h, T, D/h)
+        return t.reshape(t.shape[0], t.shape[1], n_head, -1).transpose(0, 2, 1, 3)
+
+    c = _gpt2_conv1d(x, p["attn/c_attn/w"], p["attn/c_attn/b"])  # (B, T, 3D)
+    q, k, v = (split_heads(t) for t in np.split(c, 3, axis=2))
+    present = np.stack([k, v], axis=1)
+    if past is not None:
+        k, v = np.concatenate([past[:, 0], k], axis=-2), np.concatenate([past[:, 1], v], axis=-2)
+    w = q @ np.swapaxes(k, -1, -2) / np.sqrt(v.shape[-1])  # (B, h, nd, ns)
+    nd, ns = w.shape[-2:]
+    b = (np.arange(nd)[:, None] >= np.arange(ns)[None, :] - ns + nd).astype(w.dtype)  # lower right triangle
+    w = w * b - 1e10 * (1 - b)
+    w = np.exp(w - w.max(-1, keepdims=True))
+    w = w / w.sum(-1, keepdims=True)
+    a = (w @ v).transpose(0, 2, 1, 3).reshape(x.shape)  # heads merged
+    return _gpt2_conv1d(a, p["attn/c_proj/w"], p["attn/c_proj/b"]), present
+
+
+def _gpt2_block(x, p, n_head, past=None):
+    a, present = _gpt2_attn(_gpt2_norm(x, p["ln_1/g"], p["ln_1/b"]), p, n_head, past)
+    x = x + a
+    h = _gpt2_gelu(_gpt2_conv1d(_gpt2_norm(x, p["ln_2/g"], p["ln_2/b"]), p["mlp/c_fc/w"], p["mlp/c_fc/b"]))
+    return x + _gpt2_conv1d(h, p["mlp/c_proj/w"], p["mlp/c_proj/b"]), present
+
+
+def _gpt2_model(params, X, n_head, past=None):
+    """X (B, T) ids -> (logits (B, T, V), presents); ``past`` (B, N, 2, h, P, d) continues after P positions."""
+    past_length = 0 if past is None else past.shape[-2]
+    h = params["wte"][X] + params["wpe"][past_length + np.arange(X.shape[1])][None]
+    presents = []
+    for layer, p in enumerate(params["h"]):
+        h, present = _gpt2_block(h, p, n_head, None if past is None else past[:, layer])
+        presents.append(present)
+    h = _gpt2_norm(h, params["ln_f/g"], params["ln_f/b"])
+    return h @ params["wte"].T, np.stack(presents, axis=1)
+
+
+def _gpt2_params(rng, n_layer, d, vocab, n_ctx):
+    """Random GPT-2 weights, rounded to float32 (the Keras copy's precision). The embeddings are as
+    small as GPT-2's initial ones, so that the first norm's epsilon matters; the other weights are
+    larger than GPT-2's, so that every nonlinearity works away from zero."""
+    def normal(shape, std):
+        return rng.normal(0, std, shape).astype(np.float32).astype(np.float64)
+
+    layer = lambda: {  # noqa: E731
+        "ln_1/g": 1 + normal(d, 0.2), "ln_1/b": normal(d, 0.2),
+        "attn/c_attn/w": normal((d, 3 * d), 0.3), "attn/c_attn/b": normal(3 * d, 0.2),
+        "attn/c_proj/w": normal((d, d), 0.3), "attn/c_proj/b": normal(d, 0.2),
+        "ln_2/g": 1 + normal(d, 0.2), "ln_2/b": normal(d, 0.2),
+        "mlp/c_fc/w": normal((d, 4 * d), 0.3), "mlp/c_fc/b": normal(4 * d, 0.2),
+        "mlp/c_proj/w": normal((4 * d, d), 0.3), "mlp/c_proj/b": normal(d, 0.2),
+    }
+    return {"wte": normal((vocab, d), 0.02), "wpe": normal((n_ctx, d), 0.01), "h": [layer() for _ in range(n_layer)],
+            "ln_f/g": 1 + normal(d, 0.2), "ln_f/b": normal(d, 0.2)}
+
+
+def _copy_gpt2_into(model, params):
+    """GPT-2's weights into a MinGPT: c_attn splits into W^Q, W^K, W^V; ln_1, ln_2 are norm1, norm3."""
+    d = model.d_model
+    model.embedding.embedding.embeddings.assign(params["wte"])
+    model.embedding.position_embedding.embeddings.assign(params["wpe"])
+    for layer, p in zip(model.decoder.stack, params["h"]):
+        attention = layer.self_attention
+        for i, dense in enumerate((attention.wq, attention.wk, attention.wv)):
+            dense.kernel.assign(p["attn/c_attn/w"][:, i * d:(i + 1) * d])
+            dense.bias.assign(p["attn/c_attn/b"][i * d:(i + 1) * d])
+        for dense, name in [(attention.wo, "attn/c_proj"), (layer.ffn.inner, "mlp/c_fc"),
+                            (layer.ffn.outer, "mlp/c_proj")]:
+            dense.kernel.assign(p[f"{name}/w"])
+            dense.bias.assign(p[f"{name}/b"])
+        for norm, name in [(layer.norm1, "ln_1"), (layer.norm3, "ln_2")]:
+            norm.gamma.assign(p[f"{name}/g"])
+            norm.beta.assign(p[f"{name}/b"])
+    model.decoder.final_norm.gamma.assign(params["ln_f/g"])
+    model.decoder.final_norm.beta.assign(params["ln_f/b"])
+
+
+GPT2_SWITCHES = dict(norm_first=True, positions="learned", scale_embeddings=False, share_embeddings=True,
+                     activation="gelu", norm_epsilon=1e-5)
+
+
+def _gpt2_and_mingpt(rng, **changes):
+    n_layer, d, n_head, vocab, n_ctx = 2, 16, 4, V, 10
+    params = _gpt2_params(rng, n_layer, d, vocab, n_ctx)
+    model = mt.MinGPT(n_layer, d, n_head, 4 * d, vocab, n_ctx, dropout=0.0, **dict(GPT2_SWITCHES, **changes))
+    model.build((None, None))
+    _copy_gpt2_into(model, params)
+    return params, model
+
+
+def test_a_gpt2_shaped_mingpt_computes_gpt2s_forward_pass(rng):
+    params, model = _gpt2_and_mingpt(rng)
+    X = rng.integers(1, V, size=(3, 10))  # GPT-2 has no padding: no id 0
+    expected, _ = _gpt2_model(params, X, n_head=4)
+    assert np.abs(expected).max() > 0.1  # logits of some size (wte is small: they are x wte^T)
+    np.testing.assert_allclose(logits_of(model, X), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("change", [dict(activation="relu"), dict(norm_epsilon=1e-6)], ids=["relu", "epsilon"])
+def test_each_gpt2_switch_is_needed_to_match(rng, change):
+    """With ReLU, or the package's epsilon, the same weights give other logits: differences 1,000 times
+    the tolerance of the match above (the test can tell)."""
+    params, model = _gpt2_and_mingpt(rng, **change)
+    X = rng.integers(1, V, size=(3, 10))
+    expected, _ = _gpt2_model(params, X, n_head=4)
+    assert np.abs(logits_of(model, X) - expected).max() > 1e-3
+
+
+def test_post_norm_with_gpt2s_weights_is_not_gpt2(rng):
+    """Pre-norm and post-norm have the same parameters (count and shapes) but compute other functions."""
+    params, pre = _gpt2_and_mingpt(rng)
+    post = mt.MinGPT(2, 16, 4, 64, V, 10, dropout=0.0, **dict(GPT2_SWITCHES, norm_first=False))
+    post.build((None, None))
+    assert post.count_params() + 2 * 16 == pre.count_params()  # only the final norm is extra
+    by_path = {w.path.split("/", 1)[1]: w for w in pre.weights}
+    for w in post.weights:
+        w.assign(by_path[w.path.split("/", 1)[1]])
+    X = rng.integers(1, V, size=(3, 10))
+    expected, _ = _gpt2_model(params, X, n_head=4)
+    assert np.abs(logits_of(post, X) - expected).max() > 1e-2
+
+
+def test_a_gpt2_shaped_mingpt_decodes_as_gpt2_does_with_its_past(rng):
+    """GPT-2's sampler feeds the prompt, then one token with ``past`` and reads ``logits[:, -1]``:
+    ``decode_step`` returns that, the logits of the last position fed."""
+    params, model = _gpt2_and_mingpt(rng)
+    X = rng.integers(1, V, size=(2, 7))
+    logits, presents = _gpt2_model(params, X[:, :6], n_head=4)  # the prompt: positions 0 .. 5
+    step, caches = model.decode_step(X[:, :6].astype("int32"), 0, model.start_cache(2, 10))
+    np.testing.assert_allclose(ops.convert_to_numpy(step), logits[:, -1], atol=1e-4)
+    for layer, cache in enumerate(caches):  # the cache holds GPT-2's "present" keys and values
+        np.testing.assert_allclose(ops.convert_to_numpy(cache["keys"])[:, :, :6], presents[:, layer, 0], atol=1e-4)
+        np.testing.assert_allclose(ops.convert_to_numpy(cache["values"])[:, :, :6], presents[:, layer, 1], atol=1e-4)
+    logits, _ = _gpt2_model(params, X[:, 6:7], n_head=4, past=presents)  # one more token, position 6
+    step, _ = model.decode_step(X[:, 6:7].astype("int32"), 6, caches)
+    np.testing.assert_allclose(ops.convert_to_numpy(step), logits[:, -1], atol=1e-4)
+
+
+# --- GPT-2's initialisation ---------------------------------------------------------------------
+
+
+def test_gpt2_initialization_draws_gpt2s_weights():
+    keras.utils.set_random_seed(0)
+    model = mt.MinGPT(4, 64, 4, 256, 500, 300, initialization="gpt2")
+    model.build((None, None))
+    residual = 0.02 / np.sqrt(2 * 4)
+    for w in model.weights:
+        values, name = ops.convert_to_numpy(w), w.path
+        if name.endswith("bias") or name.endswith("beta"):
+            assert not values.any(), name
+        elif name.endswith("gamma"):
+            assert (values == 1).all(), name
+        else:
+            std = 0.01 if "position" in name else residual if ("wo" in name or "outer" in name) else 0.02
+            assert abs(values.mean()) < 0.1 * std and abs(values.std() / std - 1) < 0.05, (name, values.std())
+
+
+def test_the_default_initialization_is_unchanged_by_the_switch():
+    """Seeded, a default model draws its weights as before the switch existed (the shipped addition
+    model was trained from them), and the token embedding is the package's, not GPT-2's."""
+    def weights(**options):
+        keras.utils.set_random_seed(0)
+        model = mt.MinGPT(2, 64, 4, 256, 15, 9, dropout=0.0, **options)
+        model.build((None, None))
+        return [ops.convert_to_numpy(w) for w in model.weights]
+
+    default, gpt2 = weights(), weights(initialization="gpt2")
+    for a, b in zip(default, weights(activation="gelu", norm_epsilon=1e-5)):  # no draw changes
+        np.testing.assert_array_equal(a, b)
+    assert abs(default[0].std() - 64**-0.5) < 0.1 * 64**-0.5 and abs(gpt2[0].std() - 0.02) < 0.002
+    # Without sqrt(d_model), the default's learned positions start sqrt(d_model / 2) times as large.
+    assert 4.5 < default[1].std() / default[0].std() < 7 and gpt2[1].std() < gpt2[0].std()
+
+
+@pytest.mark.parametrize("option, value", [("activation", "swish"), ("initialization", "xavier")])
+def test_unknown_gpt2_options_raise(option, value):
+    with pytest.raises(ValueError, match=option):
+        mt.MinGPT(1, 8, 2, 16, V, 8, **{option: value})
+
+
+def test_the_gpt2_options_survive_saving(tmp_path, rng):
+    model = mt.MinGPT(1, 16, 4, 64, V, 10, activation="gelu", norm_epsilon=1e-5, initialization="gpt2")
+    tokens = rng.integers(1, V, size=(2, 5)).astype("int32")
+    model(tokens)
+    model.save(tmp_path / "gpt2.keras")
+    loaded = keras.saving.load_model(tmp_path / "gpt2.keras")
+    assert loaded.get_config() == model.get_config()
+    assert loaded.decoder.stack[0].ffn.inner.activation is mt.gpt.gelu
+    assert loaded.decoder.final_norm.epsilon == 1e-5
+    np.testing.assert_array_equal(logits_of(loaded, tokens), logits_of(model, tokens))

@@ -1,12 +1,28 @@
 """A decoder-only language model, GPT-style (chapter 11), from the layers of the encoder-decoder."""
 
+import math
+
 import keras
+import numpy as np
 from keras import ops
 
 from ._util import build_once
 from .decoder import Decoder
 from .masks import decoder_self_mask
 from .positional import PositionalEmbedding
+
+ACTIVATIONS = ("relu", "gelu")
+INITIALIZATIONS = ("default", "gpt2")
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+def gelu(x):
+    """GELU as GPT and GPT-2 compute it: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+
+    The tanh approximation of x * Phi(x) (Hendrycks and Gimpel, 2016), the ``gelu`` of OpenAI's
+    released GPT-2 code; Keras's ``gelu`` defaults to the exact form, with the error function.
+    """
+    return keras.activations.gelu(x, approximate=True)
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
@@ -18,8 +34,11 @@ class MinGPT(keras.Model):
     It reads one sequence and predicts, at every position t, the token at t + 1 (Radford et al.,
     2018 and 2019). The layers are the encoder-decoder's: ``PositionalEmbedding``, a ``Decoder``
     whose ``DecoderLayer``s leave out cross-attention, and the output projection tied to the
-    token embedding. The defaults are GPT-2's choices, which differ from the paper's: pre-norm
-    with a final layer norm, learned positions, and no sqrt(d_model) on the embeddings.
+    token embedding. The defaults of the architecture are GPT-2's choices, which differ from the
+    paper's: pre-norm with a final layer norm, learned positions, no sqrt(d_model) on the
+    embeddings, the tied output. Those of the activation, the norms' epsilon and the initial
+    weights are the package's (chapter 11's addition model was trained with them); GPT-2's
+    are one switch each.
 
     Args:
         num_layers, d_model, num_heads, dff: sizes, as in ``MinTransformer``.
@@ -31,27 +50,87 @@ class MinGPT(keras.Model):
         positions, scale_embeddings: as in ``PositionalEmbedding``; the defaults are GPT-2's.
         share_embeddings: tie the output projection to the token embedding (GPT-2 does); False
             adds a separate ``Dense(vocab_size)``.
+        activation: the feed-forward network's, ``"relu"`` (the paper's, the default) or
+            ``"gelu"`` (GPT's and GPT-2's, in their tanh form: ``gelu`` above).
+        norm_epsilon: every layer norm's epsilon: 1e-6 (the default, the package's) or 1e-5 (GPT-2's).
+        initialization: ``"default"``, the package's: Glorot-uniform kernels (Keras's), a token
+            embedding of standard deviation 1/sqrt(d_model) and learned positions of 1/sqrt(2),
+            the sinusoids' size; without ``scale_embeddings`` the positions then start
+            sqrt(d_model / 2) times as large as the token embedding. ``"gpt2"``, GPT-2's: every
+            kernel and the token embedding normal with standard deviation 0.02, learned
+            positions 0.01 (OpenAI's released code), and the residual projections, attention's
+            W^O and the FFN's second layer, 0.02 / sqrt(2 num_layers): GPT-2's paper scales the
+            residual layers' weights by 1/sqrt(N), N the number of residual layers, two per
+            block (nanoGPT's reading; the released code is for inference and does not show it).
+            Biases start at zero and layer norms at gamma = 1, beta = 0 in both.
+
+    With ``norm_first=True``, ``positions="learned"``, ``scale_embeddings=False``,
+    ``share_embeddings=True``, ``activation="gelu"`` and ``norm_epsilon=1e-5`` the model computes
+    GPT-2's forward pass (``tests/test_gpt.py`` checks it against a NumPy transcription of the
+    released code, weights copied in); ``initialization="gpt2"`` also draws its initial weights.
 
     Call:
         ``model(tokens (B, T), training=False)`` -> logits (B, T, vocab_size), float32. With
         ``return_attention_scores=True`` also a dict ``layer_i/self_attention`` -> (B, h, T, T).
+        Under ``dtype="mixed_float16"`` every sub-layer computes in float16; the logits are float32.
     """
 
     def __init__(self, num_layers, d_model, num_heads, dff, vocab_size, max_length, dropout=0.1,
                  norm_first=True, pad_id=0, positions="learned", scale_embeddings=False,
-                 share_embeddings=True, **kwargs):
+                 share_embeddings=True, activation="relu", norm_epsilon=1e-6, initialization="default",
+                 **kwargs):
         super().__init__(**kwargs)
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation={activation!r} must be one of {ACTIVATIONS}.")
+        if initialization not in INITIALIZATIONS:
+            raise ValueError(f"initialization={initialization!r} must be one of {INITIALIZATIONS}.")
         self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
         self.vocab_size, self.max_length, self.dropout = vocab_size, max_length, dropout
         self.norm_first, self.pad_id = norm_first, pad_id
         self.positions, self.scale_embeddings = positions, scale_embeddings
         self.share_embeddings = share_embeddings
+        self.activation, self.norm_epsilon, self.initialization = activation, norm_epsilon, initialization
+        policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
         self.embedding = PositionalEmbedding(vocab_size, d_model, max_length, positions, scale_embeddings,
-                                             name="embedding")
-        self.embedding_dropout = keras.layers.Dropout(dropout)
+                                             name="embedding", **policy)
+        self.embedding_dropout = keras.layers.Dropout(dropout, **policy)
         self.decoder = Decoder(num_layers, d_model, num_heads, dff, dropout, norm_first, cross_attention=False,
-                               name="decoder")
-        self.final_layer = None if share_embeddings else keras.layers.Dense(vocab_size, name="final_layer")
+                               name="decoder", **policy)
+        self.final_layer = None if share_embeddings else keras.layers.Dense(vocab_size, name="final_layer",
+                                                                            **policy)
+        self._set_gpt2_choices()
+
+    def _set_gpt2_choices(self):
+        """Set the activation, the norms' epsilon and the initializers on the (not yet built) sub-layers.
+
+        The shared layers take no such options: the choices are GPT-2's alone. The defaults change
+        nothing, so a default model draws the same initial weights as before these options existed.
+        """
+        layers = self.decoder.stack
+        norms = [n for layer in layers for n in (layer.norm1, layer.norm3)] + [self.decoder.final_norm]
+        for norm in norms:
+            if norm is not None:
+                norm.epsilon = self.norm_epsilon
+        if self.activation == "gelu":
+            for layer in layers:
+                layer.ffn.inner.activation = gelu
+        if self.initialization != "gpt2":
+            return
+
+        def normal(stddev):  # a new initializer per weight: one instance would draw the same values
+            return keras.initializers.RandomNormal(stddev=stddev)
+
+        self.embedding.embedding.embeddings_initializer = normal(0.02)  # GPT-2's wte
+        if self.embedding.position_embedding is not None:
+            self.embedding.position_embedding.embeddings_initializer = normal(0.01)  # GPT-2's wpe
+        residual = 0.02 / math.sqrt(2 * self.num_layers)  # the 2N residual layers' projections
+        for layer in layers:
+            attention, ffn = layer.self_attention, layer.ffn
+            for dense, stddev in [(attention.wq, 0.02), (attention.wk, 0.02), (attention.wv, 0.02),
+                                  (attention.wo, residual), (ffn.inner, 0.02), (ffn.outer, residual)]:
+                dense.kernel_initializer = normal(stddev)  # the biases stay zeros, Dense's default
+        if self.final_layer is not None:
+            self.final_layer.kernel_initializer = normal(0.02)
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
@@ -90,12 +169,14 @@ class MinGPT(keras.Model):
             caches: from ``start_cache`` or the previous step.
 
         Returns:
-            ``(logits (B, V), updated caches)``: the logits at the last position fed, equal (up
-            to rounding) to ``self(sequence)[:, position + n - 1]`` when the sequence's first
-            ``position + n`` tokens have been fed.
+            ``(logits (B, V), updated caches)``: the logits at the LAST position fed,
+            ``position + n - 1`` (they predict the token after it), equal (up to rounding) to
+            ``self(sequence)[:, position + n - 1]`` when the sequence's first ``position + n``
+            tokens have been fed. The logits of the earlier positions fed are not returned (a
+            prefill needs only the last), as in ``MinTransformer.decode_step``.
         """
         n = tokens.shape[1]
-        if isinstance(position, int) and n is not None and position + n > self.max_length:
+        if isinstance(position, (int, np.integer)) and n is not None and position + n > self.max_length:
             raise ValueError(f"positions {position} to {position + n - 1} are past the context, "
                              f"max_length={self.max_length}.")
         x = self.embedding.embed_step(tokens, position)  # (B, n, D)
@@ -116,5 +197,6 @@ class MinGPT(keras.Model):
             vocab_size=self.vocab_size, max_length=self.max_length, dropout=self.dropout,
             norm_first=self.norm_first, pad_id=self.pad_id, positions=self.positions,
             scale_embeddings=self.scale_embeddings, share_embeddings=self.share_embeddings,
+            activation=self.activation, norm_epsilon=self.norm_epsilon, initialization=self.initialization,
         )
         return config
