@@ -24,7 +24,7 @@ def stub(*args, **kwargs):
 
 @pytest.mark.parametrize("label,name", [
     ("ex-gpt-generate-by-hand", "greedy_by_hand"),
-    ("ex-gpt-parameters", "gpt_parameters"),
+    ("ex-gpt-cache-memory", "cache_values"),
     ("ex-gpt-fix-mask", "lm_mask"),
 ])
 def test_blank_answers_fail_and_say_so(label, name):
@@ -67,27 +67,33 @@ def test_generate_by_hand_accepts_the_cached_loop_and_refuses_the_full_pass():
     assert not passed and "new tokens only, not the prompt" in text, text
 
 
-def _parameters(skip=""):
-    def gpt_parameters(num_layers, d_model, dff, vocab_size, max_length, tied=True):
-        d = d_model
-        biases = 0 if skip == "biases" else 4 * d + dff + d
-        norms = 0 if skip == "norms" else 4 * d
-        layer = 4 * d * d + 2 * d * dff + biases + norms
-        positions = 0 if skip == "positions" else max_length * d
-        final = 0 if skip == "final" else 2 * d
-        output = 0 if tied or skip == "tied" else d * vocab_size + vocab_size
-        return vocab_size * d + positions + num_layers * layer + final + output
-    return gpt_parameters
+def _cache_values(mistake=""):
+    def cache_values(num_layers, d_model, batch_size, length):
+        tensors = 1 if mistake == "keys-only" else 2
+        layers = 1 if mistake == "one-layer" else num_layers
+        width = d_model // 4 if mistake == "d_k" else d_model  # d_k of 4 heads, right for GPT-2's 12 by chance
+        rows = 1 if mistake == "one-sequence" else batch_size
+        return tensors * layers * rows * length * width
+    return cache_values
 
 
-@pytest.mark.parametrize("skip,message", [
-    ("positions", "position embedding"), ("final", "final layer norm"), ("biases", "biases are missing"),
-    ("norms", "two layer norms"), ("tied", "ignores tied"),
+@pytest.mark.parametrize("mistake,message", [
+    ("keys-only", "keys AND the values"), ("one-layer", "each of the num_layers layers"),
+    ("d_k", "one head's d_k"), ("one-sequence", "batch_size rows"),
 ])
-def test_parameters_names_what_is_missing(skip, message):
-    assert check("ex-gpt-parameters", gpt_parameters=_parameters())[0]
-    passed, text = check("ex-gpt-parameters", gpt_parameters=_parameters(skip))
+def test_cache_memory_names_what_is_wrong(mistake, message):
+    assert check("ex-gpt-cache-memory", cache_values=_cache_values(), batch_over_weights=7)[0]
+    passed, text = check("ex-gpt-cache-memory", cache_values=_cache_values(mistake), batch_over_weights=7)
     assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("batch,message", [
+    (6, "the batch is too small"), (8, "is not the smallest"), (6.6, "whole number"), ("7", "whole number"),
+])
+def test_cache_memory_refuses_a_wrong_batch_without_giving_the_answer(batch, message):
+    passed, text = check("ex-gpt-cache-memory", cache_values=_cache_values(), batch_over_weights=batch)
+    assert not passed and message in text, text
+    assert "7 " not in text.replace("1,024", "")  # the answer is never in the message
 
 
 def test_the_mask_check_catches_the_upper_triangle_and_missing_padding():
