@@ -336,7 +336,7 @@ def _forward(encoder_mask=True, self_mask="decoder", cross_mask=True, pad="model
             self_attention = ops.logical_not(self_attention)
         if "cross" in invert:
             cross = ops.logical_not(cross)
-        context = model.encoder(model.source_embedding(source), mask=encoder, training=training)
+        context = model.encoder(model.source_embedding(source), attention_mask=encoder, training=training)
         H = model.decoder(model.target_embedding(target), context, self_mask=self_attention, cross_mask=cross,
                           training=training)
         return model.output_projection(H)
@@ -371,7 +371,7 @@ def test_fix_masks_refuses_the_models_own_forward_pass(forward):
     (_forward(encoder_mask=False, cross_mask=False), "Padding the source with 3 more pads changes the logits"),
     (_forward(self_mask="padding"), "No causal mask"),
     (_forward(cross_mask=False), "Cross-attention has no mask"),
-    (_forward(encoder_mask=False), "Give the encoder mask=mt.padding_mask"),
+    (_forward(encoder_mask=False), "Give the encoder attention_mask=mt.padding_mask"),
     (_forward(self_mask="causal"), "but not the target padding"),
     (_forward(invert=("encoder", "self", "cross")), "Your masks are inverted (the encoder's mask, the decoder's "
      "self-attention mask, the cross-attention mask): in the package True (or 1) = may attend; you pass 1 = blocked"),

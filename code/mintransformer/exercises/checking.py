@@ -90,10 +90,11 @@ def same_shape(actual, expected, what):
 
 
 def close(actual, expected, what, *, atol=1e-5, rtol=1e-5, hint=""):
-    """Fail with the shape, the largest difference and where it is, unless the two agree.
+    """Fail with the shape, where the entries are wrong and in which direction, unless the two agree.
 
-    For a single number the message says whether it is too large or too small, never the
-    expected value: that would hand the answer to whoever reads the check's message.
+    The message says which entry is furthest off and whether it is too large or too small, never
+    the expected value nor the size of the error: either would hand the answer to whoever reads
+    the check's message.
     """
     actual = to_numpy(actual, what)
     expected = np.asarray(expected, dtype="float64")
@@ -110,10 +111,11 @@ def close(actual, expected, what, *, atol=1e-5, rtol=1e-5, hint=""):
         raise AssertionError(f"{what} is {float(actual):.6g}: that is {side}. {hint}".strip())
     error = np.abs(actual - expected)
     where = tuple(int(i) for i in np.unravel_index(np.argmax(error), error.shape))
+    wrong = int(np.sum(~np.isclose(actual, expected, atol=atol, rtol=rtol)))
+    side = "too large" if actual[where] > expected[where] else "too small"
     raise AssertionError(
-        f"{what} is wrong: at index {where} it is {actual[where]:.6g}, "
-        f"where {expected[where]:.6g} is expected (largest difference {error.max():.3g}). "
-        f"{hint}".strip()
+        f"{what} is wrong in {wrong} of its {actual.size} entries; the furthest off is at index {where}, "
+        f"where it is {actual[where]:.6g}: that is {side}. {hint}".strip()
     )
 
 

@@ -88,7 +88,7 @@ def the_weights(copy_from_keras):
 @test_case(points=1)
 def causal_mask(copy_from_keras):
     theirs, ours, x = _copied(copy_from_keras)
-    o1, w1 = ours(x, x, x, mask=mt.causal_mask(T), return_attention_scores=True)
+    o1, w1 = ours(x, x, x, attention_mask=mt.causal_mask(T), return_attention_scores=True)
     o2, w2 = theirs(x, x, use_causal_mask=True, return_attention_scores=True)
     hint = ("The expected values are Keras's, with use_causal_mask=True: with the weights copied right, "
             "both layers compute the same function.")
@@ -139,7 +139,7 @@ def decoder_mask(keras_decoder_mask):
     # The two layers with the same weights (copied here, not by your function).
     theirs, ours, x = _layers(1)
     ours.set_weights([np.reshape(w, o.shape) for w, o in zip(theirs.get_weights(), ours.get_weights())])
-    o1, w1 = ours(x, x, x, mask=mt.decoder_self_mask(TOKENS), return_attention_scores=True)
+    o1, w1 = ours(x, x, x, attention_mask=mt.decoder_self_mask(TOKENS), return_attention_scores=True)
     o2, w2 = theirs(x, x, attention_mask=got, return_attention_scores=True)
     close(w2, w1, "Keras's weight tensor with your attention_mask", atol=1e-5)
     close(o2, o1, "Keras's output with your attention_mask", atol=1e-5)

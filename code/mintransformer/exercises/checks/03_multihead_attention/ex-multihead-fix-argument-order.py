@@ -151,7 +151,7 @@ def _compare(fixed_cross_attention, seed, T, S):
                 f"{error}\n\nWith S = {S} source and T = {T} target positions: {said}"
                 f"{_roles_message(roles) if still else RULE}") from None
         raise
-    expected = ops.convert_to_numpy(reference(x, enc_output, enc_output, mask=mask))
+    expected = ops.convert_to_numpy(reference(x, enc_output, enc_output, attention_mask=mask))
     if S == T and like(got, att(x, enc_output, enc_output, mask)):
         raise AssertionError(
             f"Still the bug: with S = T = {S} the tutorial's call runs and has the right shape, but "
@@ -161,5 +161,5 @@ def _compare(fixed_cross_attention, seed, T, S):
         raise AssertionError(f"The output has the source's length S = {S}: it must have one row per query, "
                              f"the target's T = {T}.")
     close(got, expected, f"With S = {S}, T = {T}: the output", atol=1e-5,
-          hint="It must equal mt.MultiHeadAttention(x, enc_output, enc_output, mask=mask) with the same "
+          hint="It must equal mt.MultiHeadAttention(x, enc_output, enc_output, attention_mask=mask) with the same "
           "weights: the queries from x, the keys and the values from enc_output.")

@@ -52,7 +52,7 @@ def _model(pad_id=0):
 
 
 def _logits(model, source, target, encoder_mask, self_mask, cross_mask):
-    context = model.encoder(model.source_embedding(source), mask=encoder_mask, training=False)
+    context = model.encoder(model.source_embedding(source), attention_mask=encoder_mask, training=False)
     H = model.decoder(model.target_embedding(target), context, self_mask=self_mask, cross_mask=cross_mask,
                       training=False)
     return to_numpy(model.output_projection(H), "")
@@ -193,7 +193,7 @@ def _name_the_mistake(model, source, target, got):
     if matches("no encoder mask", [None, self_mask, source_mask]):
         raise AssertionError(
             "The encoder's self-attention has no mask: the source's pads are attended. Give the encoder "
-            "mask=mt.padding_mask(source, model.pad_id)."
+            "attention_mask=mt.padding_mask(source, model.pad_id)."
         )
 
 
@@ -223,7 +223,7 @@ def the_source_padding_is_hidden(fixed_logits):
         _name_the_mistake(model, SOURCE, TARGET, got)
         raise AssertionError(
             f"Padding the source with 3 more pads changes the logits (by up to {change:.3g}): the pads are "
-            "attended. Give the encoder mask=mt.padding_mask(source, model.pad_id), and the decoder the same "
+            "attended. Give the encoder attention_mask=mt.padding_mask(source, model.pad_id), and the decoder the same "
             "mask as cross_mask."
         )
 
