@@ -3,7 +3,8 @@
     MINTRANSFORMER_CPU_DEVICES=2 python tests/mirrored_run.py OUT_DIR STEPS
 
 Trains appendix A's recipe for STEPS steps on one device and under a MirroredStrategy over two
-logical CPUs, takes one step's gradients both ways, and writes what it found to OUT_DIR.
+logical CPUs, takes one step's gradients both ways, compares the loss that ``model.fit`` uses on
+each replica with the loss's own value, and writes what it found to OUT_DIR.
 """
 
 import json
@@ -11,6 +12,7 @@ import pathlib
 import sys
 
 import mintransformer as mt  # first: splits the CPU (MINTRANSFORMER_CPU_DEVICES) and starts TensorFlow
+import keras
 import numpy as np
 import tensorflow as tf
 from mintransformer.recipes import distributed
@@ -46,13 +48,27 @@ for name, loss_fn in [("masked_loss", mt.masked_loss), ("per_replica_mean", per_
     summed = np.concatenate([np.ravel(g) for g in gradients])
     errors[name] = float(np.linalg.norm(summed - single) / np.linalg.norm(single))
 
+# What model.fit makes of the loss on each replica (Keras's reduction), beside the loss's own value.
+fit, own = mt.distribute.replica_losses(mirrored, copy, inputs, labels)
+ones = np.ones(len(labels), "float32")
+weighted, _ = mt.distribute.replica_losses(mirrored, copy, inputs, labels, sample_weight=ones)
+vocab = int(np.max(labels)) + 1
+keras.utils.set_random_seed(0)
+with mirrored.scope():  # an output that carries a Keras mask: the padding of the input, passed on by Dense
+    masking = keras.Sequential([keras.Input((None,), dtype="int32"), keras.layers.Embedding(vocab, 8, mask_zero=True),
+                                keras.layers.Dense(vocab)])
+    masking.compile(optimizer="adam", loss=mt.masked_loss)
+masked_fit, masked_own = mt.distribute.replica_losses(mirrored, masking, labels, labels)
+fit_over_own = {"reversal": list(np.divide(fit, own)), "sample_weight": list(np.divide(weighted, own)),
+                "keras_mask": list(np.divide(masked_fit, masked_own))}
+
 flat = [np.concatenate([np.ravel(w.numpy()) for w in m.weights]) for m in (one, two)]
 untrained = distributed.build(tf.distribute.get_strategy())
 untrained(inputs)
 start = np.concatenate([np.ravel(w.numpy()) for w in untrained.weights])
 (out / "result.json").write_text(json.dumps(dict(
     devices=devices, replicas=mirrored.num_replicas_in_sync, replicas_agree=agree, rows=rows, tokens=tokens,
-    errors=errors,
+    errors=errors, fit_over_own={k: [float(v) for v in values] for k, values in fit_over_own.items()},
     max_weight_difference=float(np.max(np.abs(flat[0] - flat[1]))),
     relative_weight_difference=float(np.linalg.norm(flat[0] - flat[1]) / np.linalg.norm(flat[0] - start)),
     max_loss_difference=float(np.max(np.abs(np.subtract(one_losses, two_losses)))), steps=len(two_losses))))

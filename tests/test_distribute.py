@@ -10,6 +10,7 @@ import pathlib
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
 
@@ -51,7 +52,16 @@ def test_summed_replica_gradients_are_the_single_device_gradient(mirrored):
     assert errors["per_replica_mean"] > 0.5
 
 
-def test_mirrored_training_gives_the_single_device_weights(mirrored):
+def test_fit_uses_the_scalar_loss_as_it_is_only_without_a_keras_mask_or_sample_weights(mirrored):
+    ratios = mirrored[0]["fit_over_own"]
+    # The book's model: no Keras mask on its output, so masked_loss's division by n is the only scaling.
+    np.testing.assert_allclose(ratios["reversal"], [1.0, 1.0], rtol=1e-6)
+    # With sample weights, or an output that carries a Keras mask, Keras divides the scalar by R = 2.
+    np.testing.assert_allclose(ratios["sample_weight"], [0.5, 0.5], rtol=1e-6)
+    np.testing.assert_allclose(ratios["keras_mask"], [0.5, 0.5], rtol=1e-5)
+
+
+def test_mirrored_training_gives_the_single_device_weights_for_a_few_steps(mirrored):
     result, _ = mirrored
     # Rounding, in the order of the sums, amplified a little by Adam (appendix A): about 1e-3 of the
     # change training made, and about 1e-4 at most in one weight, on the CPUs we tried.
@@ -117,3 +127,63 @@ def test_precision_rates_times_four_settings():
     assert all(rate > 0 for rate in rates.values())
     import keras
     assert keras.config.dtype_policy().name == "float32"  # restored
+
+
+def _tiny_model():
+    keras.utils.set_random_seed(0)
+    model = mt.MinTransformer(1, 16, 2, 32, 12, 12, max_length=12, dropout=0.0)
+    model((np.ones((1, 3), "int32"), np.ones((1, 3), "int32")))
+    return model
+
+
+def _micro_batch(rng, rows, length, real):
+    """``rows`` pairs padded to ``length``, with ``real`` non-pad target tokens in each row."""
+    source = rng.integers(3, 12, (rows, length)).astype("int32")
+    target = np.zeros((rows, length + 1), "int32")
+    target[:, :real + 1] = rng.integers(3, 12, (rows, real + 1))
+    return (source, target[:, :-1]), target[:, 1:]
+
+
+def _flat(arrays):
+    return np.concatenate([np.ravel(a) for a in arrays])
+
+
+@pytest.mark.parametrize("reals", [(2, 7), (5, 5)], ids=["unequal_tokens", "equal_tokens"])
+def test_keras_gradient_accumulation_applies_the_mean_of_the_micro_batch_means(reals):
+    rng = np.random.default_rng(0)
+    model = _tiny_model()
+    micro_batches = [_micro_batch(rng, 3, 8, real) for real in reals]
+    applied = _flat(distribute.keras_accumulated_gradient(model, micro_batches, mt.masked_loss))
+    means = [_flat(distribute.gradients(model, mt.masked_loss, x, y)) for x, y in micro_batches]
+    whole_inputs = tuple(np.concatenate([x[i] for x, _ in micro_batches]) for i in range(2))
+    whole = _flat(distribute.gradients(model, mt.masked_loss, whole_inputs,
+                                       np.concatenate([y for _, y in micro_batches])))
+    np.testing.assert_allclose(applied, np.mean(means, axis=0), rtol=1e-4, atol=1e-6)
+    distance = np.linalg.norm(applied - whole) / np.linalg.norm(whole)
+    if reals[0] == reals[1]:
+        assert distance < 1e-4  # the same tokens in every micro-batch: the mean of means is the mean
+    else:
+        assert distance > 0.05  # otherwise it is not the gradient of the large batch
+
+
+def test_keras_gradient_accumulation_needs_two_micro_batches():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="at least 2 micro-batches"):
+        distribute.keras_accumulated_gradient(_tiny_model(), [_micro_batch(rng, 2, 4, 3)], mt.masked_loss)
+
+
+def test_keras_gradient_accumulation_schedule_counts_micro_batches():
+    schedule = mt.TransformerSchedule(d_model=512, warmup_steps=4000)
+    optimizer = keras.optimizers.Adam(schedule, gradient_accumulation_steps=4)
+    weight = keras.Variable(np.zeros(3, "float32"))
+    for _ in range(8):
+        optimizer.apply_gradients([(np.ones(3, "float32"), weight)])
+    assert int(optimizer.iterations) == 2
+    assert float(optimizer.learning_rate) == pytest.approx(float(schedule(8)))
+
+
+def test_replica_losses_needs_a_compiled_loss():
+    model = _tiny_model()
+    with pytest.raises(ValueError, match="compiled with a loss"):
+        distribute.replica_losses(mt.distribute.tf.distribute.get_strategy(), model,
+                                  (np.ones((2, 3), "int32"), np.ones((2, 3), "int32")), np.ones((2, 3), "int32"))

@@ -7,6 +7,9 @@
 - ``replica_gradients``: one step of data parallelism opened up, the replicas' slices of a batch,
   their gradients and the all-reduce that sums them; ``replicas_agree``: the replicas' copies of
   the weights are identical;
+- ``replica_losses``: each replica's loss as ``model.fit`` uses it, beside the loss function's own
+  value (Keras divides a scalar loss by the replicas when a Keras mask or sample weights are present);
+- ``keras_accumulated_gradient``: the gradient that Keras's ``gradient_accumulation_steps`` applies;
 - ``forward_flops`` and ``training_flops``: the floating-point operations of a training step,
   counted from the model's shape;
 - ``seconds_per_step``: a training step timed on this machine;
@@ -26,7 +29,7 @@ import tensorflow as tf
 
 CPU_DEVICES_VARIABLE = "MINTRANSFORMER_CPU_DEVICES"
 
-# The paper's base model (section 6.1, Table 3) with its shared vocabulary of 37,000 tokens, as
+# The paper's base model (Table 3) with its shared vocabulary of about 37,000 tokens (section 5.1), as
 # ``MinTransformer`` arguments: the model whose cost appendix A estimates and the benchmark times.
 PAPER_BASE = dict(num_layers=6, d_model=512, num_heads=8, dff=2048, input_vocab_size=37_000,
                   target_vocab_size=37_000, dropout=0.1, share_embeddings=True)
@@ -112,8 +115,7 @@ def replica_gradients(strategy, model, loss_fn, inputs, labels):
         slice, and the summed gradients as NumPy arrays, in the order of
         ``model.trainable_weights``.
     """
-    batch = tf.data.Dataset.from_tensor_slices((inputs, labels)).batch(len(labels))
-    slices = next(iter(strategy.experimental_distribute_dataset(batch)))
+    slices = _replica_slices(strategy, inputs, labels)
 
     def step(inputs, labels):
         with tf.GradientTape() as tape:
@@ -125,6 +127,72 @@ def replica_gradients(strategy, model, loss_fn, inputs, labels):
     rows, tokens, summed = tf.function(lambda *slices: strategy.run(step, args=slices))(*slices)
     local = strategy.experimental_local_results  # one value per replica (one alone without a strategy)
     return [int(r) for r in local(rows)], [int(t) for t in local(tokens)], [np.asarray(g) for g in local(summed)[0]]
+
+
+def _replica_slices(strategy, *arrays):
+    """One global batch of ``arrays`` (cut along the first axis), as ``strategy`` hands it to its replicas."""
+    batch = tf.data.Dataset.from_tensor_slices(arrays).batch(len(arrays[-1]))
+    return next(iter(strategy.experimental_distribute_dataset(batch)))
+
+
+def replica_losses(strategy, model, inputs, labels, sample_weight=None):
+    """Each replica's loss as ``model.fit`` uses it, and as the compiled loss itself returns it.
+
+    ``model`` is built and compiled in ``strategy``'s scope. ``model.fit`` takes the gradient of
+    ``model.compute_loss``, which passes the compiled loss's value through Keras's reduction
+    (``keras/src/losses/loss.py``): a scalar is used as it is, unless the prediction carries a
+    Keras mask (from an ``Embedding(mask_zero=True)``, say) or sample weights are given; then
+    ``apply_mask`` and ``reduce_values`` spread the scalar over the mask's or the weights' entries,
+    average it, and ``scale_loss_for_distribution`` divides it by the number of replicas.
+
+    Returns:
+        ``(fit, own)``: one float per replica each: ``model.compute_loss`` on the replica's slice,
+        and the compiled loss's own value there (its ``call`` for a ``keras.losses.Loss``).
+    """
+    loss = model.loss
+    if loss is None:
+        raise ValueError("replica_losses needs a model compiled with a loss: model.compile(loss=...) in the "
+                         "strategy's scope first.")
+    own_loss = loss.call if isinstance(loss, keras.losses.Loss) else loss
+    arrays = (inputs, labels) if sample_weight is None else (inputs, labels, sample_weight)
+
+    def step(inputs, labels, sample_weight=None):
+        logits = model(inputs, training=False)
+        return model.compute_loss(inputs, labels, logits, sample_weight, training=False), own_loss(labels, logits)
+
+    fit, own = tf.function(lambda *slices: strategy.run(step, args=slices))(*_replica_slices(strategy, *arrays))
+    local = strategy.experimental_local_results
+    return [float(value) for value in local(fit)], [float(value) for value in local(own)]
+
+
+def keras_accumulated_gradient(model, micro_batches, loss_fn):
+    """The gradient that one update of Keras's ``gradient_accumulation_steps`` option applies.
+
+    A copy of ``model`` with the same weights is compiled with ``loss_fn`` and
+    ``keras.optimizers.SGD(learning_rate=1.0, gradient_accumulation_steps=len(micro_batches))``,
+    and trained on each of ``micro_batches`` (a list of ``(inputs, labels)``) in turn: one update.
+    Plain SGD at rate 1 moves each weight by minus the gradient it applies, so the change of the
+    weights is that gradient. Keras's optimizer applies ``(g + acc_g) / steps``, the mean of the
+    micro-batches' gradients (``keras/src/optimizers/base_optimizer.py``, ``apply``). ``model``
+    should have no dropout (or the copy draws other masks); it is not changed.
+
+    Returns:
+        The applied gradient as NumPy arrays, in the order of ``model.trainable_weights``.
+    """
+    if len(micro_batches) < 2:
+        raise ValueError(f"keras_accumulated_gradient needs at least 2 micro-batches (Keras's "
+                         f"gradient_accumulation_steps must be >= 2), got {len(micro_batches)}.")
+    copy = model.__class__.from_config(model.get_config())
+    copy(micro_batches[0][0])
+    copy.set_weights(model.get_weights())
+    copy.compile(optimizer=keras.optimizers.SGD(learning_rate=1.0, gradient_accumulation_steps=len(micro_batches)),
+                 loss=loss_fn)
+    before = [np.array(weight.numpy()) for weight in copy.trainable_weights]
+    for inputs, labels in micro_batches:
+        copy.train_on_batch(inputs, labels)
+    if int(copy.optimizer.iterations) != 1:
+        raise RuntimeError(f"expected one update of the weights, got {int(copy.optimizer.iterations)}")
+    return [b - weight.numpy() for b, weight in zip(before, copy.trainable_weights)]
 
 
 def forward_flops(num_layers, d_model, dff, vocab_size, source_tokens, target_tokens, source_length,
