@@ -85,13 +85,24 @@ def test_cost_names_what_is_missing(skip, message):
     assert not passed and message in text, text
 
 
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_cost_says_what_is_wrong_without_the_expected_value(factor):
+    def scaled(*args):
+        return factor * _cost()(*args)
+
+    passed, text = check("ex-dist-cost", training_cost=scaled)
+    expected = _cost()(6, 512, 2048, 37_000, 100_000, 25_000, 25)
+    assert not passed and ("too small" if factor < 1 else "too large") in text, text
+    assert f"{expected:.4g}" not in text and f"{expected:.3g}" not in text, text
+
+
 def test_accumulate_refuses_the_mean_of_means():
     def mean_of_means(model, micro_batches):
         grads = [mt.distribute.gradients(model, mt.masked_loss, x, y) for x, y in micro_batches]
         return [sum(g) / len(grads) for g in zip(*grads)]
 
     passed, text = check("ex-dist-accumulate", accumulated_gradient=mean_of_means)
-    assert not passed and "still averages" in text, text
+    assert not passed and "still averages" in text and "gradient_accumulation_steps" in text, text
 
     def weighted(model, micro_batches):
         n = sum(np.count_nonzero(y) for _, y in micro_batches)

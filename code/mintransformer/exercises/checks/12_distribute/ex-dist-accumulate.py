@@ -50,7 +50,8 @@ def _check(accumulated_gradient, seed, cuts):
     if np.linalg.norm(got - mean_of_means) / np.linalg.norm(mean_of_means) < 1e-4:
         raise AssertionError(f"accumulated_gradient still averages the {len(micro)} micro-batches' means, "
                              f"{error:.1%} away from the whole batch's gradient: a micro-batch with few real "
-                             "tokens weighs as much as a full one. Weight each by its real tokens.")
+                             "tokens weighs as much as a full one (the mistake of Keras's own "
+                             "gradient_accumulation_steps). Weight each by its real tokens.")
     raise AssertionError(f"accumulated_gradient is {error:.1%} away (relative norm) from the gradient of the whole "
                          "batch's mean token loss.")
 

@@ -31,8 +31,10 @@ def _check(training_cost, config, what):
     ]
     for wrong, hint in hints:
         if abs(got - wrong) <= 1e-6 * expected:
-            raise AssertionError(f"training_cost({what}) = {got:.4g}, not {expected:.4g}: {hint}.")
-    raise AssertionError(f"training_cost({what}) = {got:.4g}, not {expected:.4g} ({got / expected:.3f} times).")
+            raise AssertionError(f"training_cost({what}) = {got:.4g} is too small: {hint}.")
+    direction = "too small" if got < expected else "too large"
+    raise AssertionError(f"training_cost({what}) = {got:.4g} is {direction} for the chapter's equation: check each "
+                         "term per token and layer, the output layer, and the factor 3 for the backward pass.")
 
 
 @test_case(points=1)
