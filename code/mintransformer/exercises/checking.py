@@ -5,7 +5,10 @@ the student's names as arguments and call these helpers, which raise ``Assertion
 message the student can act on; otter shows that message under the check cell.
 """
 
+import contextlib
+import functools
 import re
+import sys
 
 import numpy as np
 
@@ -127,3 +130,56 @@ def like(actual, wrong, *, atol=1e-5, rtol=1e-5):
         return actual.shape == wrong.shape and np.allclose(actual, wrong, atol=atol, rtol=rtol)
     except AssertionError:
         return False
+
+
+@contextlib.contextmanager
+def refusing(functions, students, rule):
+    """Run the student's code with some of the package's functions refused.
+
+    For an exercise that says "do not call the package's ...": while the block runs, every name
+    bound to one of ``functions`` in the package's modules (``mt.split_heads`` and
+    ``mintransformer.multihead.split_heads`` alike, so a layer that uses it refuses too) and in
+    the notebook of the student's functions ``students`` (``from mintransformer import
+    split_heads``) stands for a function that records the call and raises. If the student's code
+    called one, the block ends with ``AssertionError(rule)``, whatever the code raised or
+    returned; the names are restored in every case. Compute the expected answer outside the block.
+
+    Example::
+
+        with refusing([mt.split_heads], my_split_heads, "Write the split yourself: do not call "
+                      "mt.split_heads."):
+            got = call(my_split_heads, "my_split_heads", x, 2)
+    """
+    functions = list(functions)
+    students = list(students) if isinstance(students, (list, tuple)) else [students]
+    used = []
+
+    def stand_in(original):
+        @functools.wraps(original)
+        def refused(*args, **kwargs):
+            used.append(original.__name__)
+            raise RuntimeError(f"this exercise asks you not to call the package's {original.__name__}")
+
+        return refused
+
+    stand_ins = [(original, stand_in(original)) for original in functions]
+    namespaces = [vars(module) for name, module in list(sys.modules.items())
+                  if module is not None and (name == "mintransformer" or name.startswith("mintransformer."))]
+    namespaces += [getattr(student, "__globals__", None) or {} for student in students]
+    patched = []
+    for namespace in namespaces:
+        for key, value in list(namespace.items()):
+            for original, replacement in stand_ins:
+                if value is original:
+                    patched.append((namespace, key, value))
+                    namespace[key] = replacement
+    try:
+        yield used
+    except Exception:
+        if not used:
+            raise
+    finally:
+        for namespace, key, value in reversed(patched):
+            namespace[key] = value
+    if used:
+        raise AssertionError(rule)
