@@ -170,8 +170,8 @@ def test_minus_1e9_overflows_float16_which_is_why_we_do_not_use_it():
 
 def test_dropout_layer_applies_to_the_output_not_to_the_returned_weights(qkv):
     dropout = keras.layers.Dropout(0.5, seed=1)
-    out_eval, w_eval = mt.scaled_dot_product_attention(*qkv, dropout=dropout, training=False)
-    out_train, w_train = mt.scaled_dot_product_attention(*qkv, dropout=dropout, training=True)
+    out_eval, w_eval = mt.scaled_dot_product_attention(*qkv, dropout_layer=dropout, training=False)
+    out_train, w_train = mt.scaled_dot_product_attention(*qkv, dropout_layer=dropout, training=True)
     np.testing.assert_array_equal(w_eval, w_train)
     np.testing.assert_allclose(out_eval, numpy_attention(*qkv)[0], atol=1e-5)
     assert not np.allclose(out_eval, out_train)

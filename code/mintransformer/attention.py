@@ -37,7 +37,7 @@ def check_mask_broadcasts(mask_shape, logits_shape):
         )
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=False, scale=None):
+def scaled_dot_product_attention(q, k, v, mask=None, dropout_layer=None, training=False, scale=None):
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, with an optional mask.
 
     Args:
@@ -47,9 +47,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=Fals
         mask: optional boolean tensor broadcastable to (..., T, S);
             ``True`` = may attend. Masked keys get exactly zero weight; a query whose
             keys are all masked gets all-zero weights and a zero output, never NaN.
-        dropout: optional Keras ``Dropout`` layer applied to the weights before they
-            average the values (the returned weights are those before dropout).
-        training: passed to ``dropout``.
+        dropout_layer: optional Keras ``Dropout`` layer applied to the weights before they
+            average the values (the returned weights are those before dropout). The layers
+            take a dropout *rate*, ``dropout``; this function takes the layer that applies it.
+        training: passed to ``dropout_layer``.
         scale: the factor the logits are multiplied by; None (the default) for the paper's
             1 / sqrt(d_k). ``scale=1.0`` gives the unscaled dot products (chapter 10).
 
@@ -88,7 +89,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None, training=Fals
         # Exactly zero for masked keys, also in rows where every key is masked.
         weights = ops.where(mask, weights, 0.0)
     weights = ops.cast(weights, v.dtype)
-    dropped = weights if dropout is None else dropout(weights, training=training)
+    dropped = weights if dropout_layer is None else dropout_layer(weights, training=training)
     # 3. Each output is the weighted average of the values.
     output = ops.matmul(dropped, v)  # (..., T, d_v)
     return output, weights

@@ -61,10 +61,11 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout: dropout rate on the attention weights.
         key_dim: d_k, the width of each head's queries and keys; None (the default) for
             d_model / h. The values keep d_v = d_model / h (paper Table 3, row B).
-        scaled: False leaves out the 1 / sqrt(d_k) of equation 1 (chapter 10).
+        scale_attention: False leaves out the 1 / sqrt(d_k) of equation 1 (chapter 10); the same
+            name as in the layers and models that pass it on.
     """
 
-    def __init__(self, d_model, num_heads, dropout=0.0, key_dim=None, scaled=True, **kwargs):
+    def __init__(self, d_model, num_heads, dropout=0.0, key_dim=None, scale_attention=True, **kwargs):
         super().__init__(**kwargs)
         # Keras's implicit padding masks of ``key`` and ``value`` are merged into the attention
         # mask (see ``call``); the output keeps the query's, as Keras's own layer does.
@@ -78,7 +79,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.num_heads = num_heads
         self.d_v = d_model // num_heads
         self.d_k = self.d_v if key_dim is None else key_dim
-        self.key_dim, self.scaled = key_dim, scaled
+        self.key_dim, self.scale_attention = key_dim, scale_attention
         self.dropout = dropout
         policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
         self.wq = keras.layers.Dense(num_heads * self.d_k, name="wq", **policy)
@@ -105,8 +106,8 @@ class MultiHeadAttention(keras.layers.Layer):
         """Attention of ``query`` (B, T, D) over projected keys (B, h, S, d_k) and values (B, h, S, d_v)."""
         q = split_heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
         heads, weights = scaled_dot_product_attention(
-            q, k, v, mask=attention_mask, dropout=self.attention_dropout, training=training,
-            scale=None if self.scaled else 1.0,
+            q, k, v, mask=attention_mask, dropout_layer=self.attention_dropout, training=training,
+            scale=None if self.scale_attention else 1.0,
         )  # (B, h, T, d_v), (B, h, T, S)
         return self.wo(merge_heads(heads)), weights  # (B, T, D)
 
@@ -134,5 +135,5 @@ class MultiHeadAttention(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(d_model=self.d_model, num_heads=self.num_heads, dropout=self.dropout,
-                      key_dim=self.key_dim, scaled=self.scaled)
+                      key_dim=self.key_dim, scale_attention=self.scale_attention)
         return config
