@@ -133,7 +133,7 @@ def like(actual, wrong, *, atol=1e-5, rtol=1e-5):
 
 
 @contextlib.contextmanager
-def refusing(functions, students, rule):
+def refusing(functions, students, rule, modules=("mintransformer",)):
     """Run the student's code with some of the package's functions refused.
 
     For an exercise that says "do not call the package's ...": while the block runs, every name
@@ -143,6 +143,10 @@ def refusing(functions, students, rule):
     split_heads``) stands for a function that records the call and raises. If the student's code
     called one, the block ends with ``AssertionError(rule)``, whatever the code raised or
     returned; the names are restored in every case. Compute the expected answer outside the block.
+    A student's function that is itself one of ``functions`` (``my_split_heads = mt.split_heads``,
+    or a ``functools.partial`` of it) is refused at once. ``modules`` names the packages whose
+    modules are searched (by default the book's package only; ``library_softmaxes`` needs
+    ``("keras", "tensorflow", ...)`` too).
 
     Example::
 
@@ -152,6 +156,13 @@ def refusing(functions, students, rule):
     """
     functions = list(functions)
     students = list(students) if isinstance(students, (list, tuple)) else [students]
+    for student in students:
+        for _ in range(8):  # the student's name bound to a refused function itself
+            if student is None:
+                break
+            if any(student is original for original in functions):
+                raise AssertionError(rule)
+            student = getattr(student, "func", None)  # functools.partial
     used = []
 
     def stand_in(original):
@@ -164,7 +175,7 @@ def refusing(functions, students, rule):
 
     stand_ins = [(original, stand_in(original)) for original in functions]
     namespaces = [vars(module) for name, module in list(sys.modules.items())
-                  if module is not None and (name == "mintransformer" or name.startswith("mintransformer."))]
+                  if module is not None and any(name == m or name.startswith(m + ".") for m in modules)]
     namespaces += [getattr(student, "__globals__", None) or {} for student in students]
     patched = []
     for namespace in namespaces:
@@ -183,3 +194,25 @@ def refusing(functions, students, rule):
             namespace[key] = value
     if used:
         raise AssertionError(rule)
+
+
+LIBRARIES = ("mintransformer", "keras", "tensorflow", "scipy", "jax", "torch")
+
+
+def library_softmaxes():
+    """The softmax functions a student may reach for: Keras's, TensorFlow's, and SciPy's, JAX's or
+    PyTorch's where they are loaded. For "do not call a library softmax"::
+
+        with refusing(library_softmaxes(), stable_softmax, rule, modules=LIBRARIES):
+            ...
+    """
+    import keras
+    import tensorflow as tf
+
+    found = [keras.ops.softmax, keras.activations.softmax, keras.ops.log_softmax, tf.nn.softmax,
+             tf.math.softmax, tf.nn.log_softmax, getattr(keras.src.ops.nn, "softmax", None)]
+    for module, names in [("scipy.special", ("softmax", "log_softmax")), ("jax.nn", ("softmax", "log_softmax")),
+                          ("torch", ("softmax", "log_softmax")), ("torch.nn.functional", ("softmax", "log_softmax"))]:
+        loaded = sys.modules.get(module)
+        found += [getattr(loaded, name, None) for name in names] if loaded is not None else []
+    return [f for f in found if f is not None]
