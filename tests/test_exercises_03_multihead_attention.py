@@ -25,9 +25,9 @@ def stub(*args, **kwargs):
 
 @pytest.mark.parametrize("label,names", [
     ("ex-multihead-shapes", ["shapes"]),
-    ("ex-multihead-split-merge", ["my_split_heads", "my_merge_heads"]),
+    ("ex-multihead-split-merge", ["fold_heads", "unfold_heads"]),
     ("ex-multihead-sum", ["head_terms"]),
-    ("ex-multihead-params", ["params_base", "params_key_dim_mistake", "params_six_heads"]),
+    ("ex-multihead-params", ["params_big", "params_big_key_dim_mistake", "params_six_heads"]),
     ("ex-multihead-causal", ["copy_from_keras", "keras_decoder_mask"]),
     ("ex-multihead-fix-argument-order", ["fixed_cross_attention"]),
 ])
@@ -75,84 +75,114 @@ def test_shapes_names_the_mistake(key, wrong, message):
 
 # ex-multihead-split-merge
 
-def _split(kind):
-    def split(x, num_heads):
+def _fold(kind):
+    def fold_heads(x, num_heads):
         B, T, D = x.shape
         d_k = D // num_heads
         if kind == "plain":
-            return np.reshape(x, (B, num_heads, T, d_k))  # right shape, wrong numbers
-        if kind == "no transpose":
-            return np.reshape(x, (B, T, num_heads, d_k))
+            return np.reshape(x, (B * num_heads, T, d_k))  # right shape, wrong numbers
+        if kind == "no fold":
+            return np.reshape(x, (B, T, num_heads, d_k)).transpose(0, 2, 1, 3)
+        if kind == "head-major":
+            return np.reshape(x, (B, T, num_heads, d_k)).transpose(2, 0, 1, 3).reshape(B * num_heads, T, d_k)
         if kind == "strided":
-            return np.reshape(x, (B, T, d_k, num_heads)).transpose(0, 3, 1, 2)
+            return np.reshape(x, (B, T, d_k, num_heads)).transpose(0, 3, 1, 2).reshape(B * num_heads, T, d_k)
+        if kind == "package":  # the exercise says not to
+            return ops.reshape(mt.split_heads(x, num_heads), (B * num_heads, T, d_k))
         raise ValueError(kind)
-    return split
+    return fold_heads
 
 
-def _merge(kind):
-    def merge(x):
-        B, h, T, d_k = x.shape
+def _unfold(kind):
+    def unfold_heads(x, num_heads):
+        Bh, T, d_k = x.shape
+        B, D = Bh // num_heads, num_heads * d_k
         if kind == "plain":
-            return np.reshape(x, (B, T, h * d_k))
+            return np.reshape(x, (B, T, D))
         if kind == "no reshape":
-            return np.transpose(x, (0, 2, 1, 3))
+            return np.reshape(x, (B, num_heads, T, d_k)).transpose(0, 2, 1, 3)
+        if kind == "head-major":
+            return np.reshape(x, (num_heads, B, T, d_k)).transpose(1, 2, 0, 3).reshape(B, T, D)
         if kind == "interleaved":
-            return np.transpose(x, (0, 2, 3, 1)).reshape(B, T, h * d_k)
+            return np.reshape(x, (B, num_heads, T, d_k)).transpose(0, 2, 3, 1).reshape(B, T, D)
+        if kind == "package":
+            return mt.merge_heads(ops.reshape(x, (B, num_heads, T, d_k)))
         raise ValueError(kind)
-    return merge
+    return unfold_heads
+
+
+def _fold_right(x, num_heads):
+    B, T, D = x.shape
+    return ops.reshape(ops.transpose(ops.reshape(x, (B, T, num_heads, D // num_heads)), (0, 2, 1, 3)),
+                       (B * num_heads, T, D // num_heads))
+
+
+def _unfold_right(x, num_heads):
+    Bh, T, d_k = x.shape
+    x = ops.transpose(ops.reshape(x, (Bh // num_heads, num_heads, T, d_k)), (0, 2, 1, 3))
+    return ops.reshape(x, (Bh // num_heads, T, num_heads * d_k))
 
 
 @pytest.mark.parametrize("kind,message", [
-    ("plain", "plain reshape to (B, h, T, d_k)"),
-    ("no transpose", "permutation (0, 2, 1, 3)"),
+    ("plain", "a plain reshape: the right shape, the wrong numbers"),
+    ("no fold", "split but not folded"),
+    ("head-major", "row i B + b holds head i of sequence b"),
     ("strided", "i + h, i + 2h"),
+    ("package", "do not call the package's split_heads or merge_heads"),
 ])
-def test_split_names_the_mistake(kind, message):
-    passed, text = check("ex-multihead-split-merge", my_split_heads=_split(kind), my_merge_heads=mt.merge_heads)
+def test_fold_names_the_mistake(kind, message):
+    passed, text = check("ex-multihead-split-merge", fold_heads=_fold(kind), unfold_heads=_unfold_right)
     assert not passed and message in text, text
 
 
 @pytest.mark.parametrize("kind,message", [
     ("plain", "plain reshape to (B, T, D)"),
     ("no reshape", "concatenate the heads"),
+    ("head-major", "reads row i B + b as head i of sequence b"),
     ("interleaved", "interleaves the heads"),
+    ("package", "do not call the package's split_heads or merge_heads"),
 ])
-def test_merge_names_the_mistake(kind, message):
-    passed, text = check("ex-multihead-split-merge", my_split_heads=mt.split_heads, my_merge_heads=_merge(kind))
+def test_unfold_names_the_mistake(kind, message):
+    passed, text = check("ex-multihead-split-merge", fold_heads=_fold_right, unfold_heads=_unfold(kind))
     assert not passed and message in text, text
 
 
-def test_split_merge_accepts_the_package():
-    passed, text = check("ex-multihead-split-merge", my_split_heads=mt.split_heads, my_merge_heads=mt.merge_heads)
-    assert passed, text
+def test_fold_refuses_a_name_bound_to_the_package_function():
+    """`from mintransformer import split_heads` in the notebook is refused too, and restored after."""
+    namespace = {"split_heads": mt.split_heads, "np": np}
+    exec("def fold_heads(x, h):\n"
+         "    B, T, D = x.shape\n"
+         "    return np.reshape(np.asarray(split_heads(x, h)), (B * h, T, D // h))\n", namespace)
+    passed, text = check("ex-multihead-split-merge", fold_heads=namespace["fold_heads"], unfold_heads=_unfold_right)
+    assert not passed and "do not call the package's split_heads" in text, text
+    assert namespace["split_heads"] is mt.split_heads and mt.multihead.split_heads is mt.split_heads
 
 
-def _split_np(x, num_heads):  # NumPy float64: cut the features into h blocks, stack them on axis 1
-    return np.stack(np.split(np.asarray(x, "float64"), num_heads, axis=-1), axis=1)
-
-
-def _merge_np(x):
-    return np.concatenate(list(np.moveaxis(np.asarray(x, "float64"), 1, 0)), axis=-1)
-
-
-def _split_einsum(x, num_heads):
+def _fold_np(x, num_heads):  # NumPy float64: cut the features into h blocks, stack them after the batch
+    x = np.asarray(x, "float64")
     B, T, D = x.shape
-    return np.einsum("bthd->bhtd", np.reshape(x, (B, T, num_heads, D // num_heads)))
+    return np.stack(np.split(x, num_heads, axis=-1), axis=1).reshape(B * num_heads, T, D // num_heads)
 
 
-def _merge_moveaxis(x):
-    B, h, T, d_k = x.shape
-    return np.moveaxis(x, 1, 2).reshape(B, T, h * d_k)
+def _unfold_np(x, num_heads):
+    Bh, T, d_k = x.shape
+    x = np.asarray(x, "float64").reshape(Bh // num_heads, num_heads, T, d_k)
+    return np.concatenate(list(np.moveaxis(x, 1, 0)), axis=-1)
 
 
-@pytest.mark.parametrize("split,merge", [
-    (_split_np, _merge_np),
-    (_split_einsum, _merge_moveaxis),
-    (lambda x, h: _split_np(x, h).tolist(), lambda x: _merge_np(x).tolist()),  # nested lists
-    (lambda x, h: ops.transpose(ops.reshape(x, (x.shape[0], x.shape[1], h, -1)), (0, 2, 1, 3)), mt.merge_heads),
+def _fold_einsum(x, num_heads):
+    B, T, D = x.shape
+    return np.einsum("bthd->bhtd", np.reshape(x, (B, T, num_heads, D // num_heads))).reshape(B * num_heads, T, -1)
+
+
+@pytest.mark.parametrize("fold,unfold", [
+    (_fold_right, _unfold_right),
+    (_fold_np, _unfold_np),
+    (_fold_einsum, _unfold_np),
+    (lambda x, h: _fold_np(x, h).tolist(), lambda x, h: _unfold_np(x, h).tolist()),  # nested lists
 ])
-def test_split_merge_accepts_other_correct_answers(split, merge):
-    passed, text = check("ex-multihead-split-merge", my_split_heads=split, my_merge_heads=merge)
+def test_split_merge_accepts_correct_answers(fold, unfold):
+    passed, text = check("ex-multihead-split-merge", fold_heads=fold, unfold_heads=unfold)
     assert passed, text
 
 
@@ -228,6 +258,21 @@ def test_sum_names_the_mistake(kwargs, message):
         assert not passed and message in text, text
 
 
+@pytest.mark.parametrize("how", ["split_heads", "the layer's project_key_value"])
+def test_sum_refuses_the_package_split(how):
+    def head_terms(layer, query, key, value):
+        h = layer.num_heads
+        if how == "split_heads":
+            k = mt.split_heads(layer.wk(key), h)
+        else:
+            k, _ = layer.project_key_value(key, value)
+        return _head_terms()(layer, query, key, value) + 0 * ops.convert_to_numpy(k).sum()
+    passed, text = check("ex-multihead-sum", head_terms=head_terms)
+    assert not passed and "do not call the package's split_heads or merge_heads" in text, text
+    passed, text = check("ex-multihead-sum", head_terms=_head_terms())  # restored afterwards
+    assert passed, text
+
+
 def test_sum_accepts_float64_numpy_and_a_list():
     passed, text = check("ex-multihead-sum", head_terms=_head_terms_float64)
     assert passed, text
@@ -235,16 +280,32 @@ def test_sum_accepts_float64_numpy_and_a_list():
 
 # ex-multihead-params
 
-RIGHT_COUNTS = {"params_base": 18_911_232, "params_key_dim_mistake": 151_225_344, "params_six_heads": 1_046_522}
+BIG_LAYER = 4 * (1024**2 + 1024)  # mt.MultiHeadAttention(1024, 16)
+BIG_KEY_DIM_LAYER = 3 * (1024 * 16384 + 16384) + 16384 * 1024 + 1024  # Keras, num_heads=16, key_dim=1024
+RIGHT_COUNTS = {"params_big": 18 * BIG_LAYER, "params_big_key_dim_mistake": 18 * BIG_KEY_DIM_LAYER,
+                "params_six_heads": 1_046_522}
+
+
+def test_params_counts_are_the_layers():
+    assert RIGHT_COUNTS["params_big"] == 75_571_200
+    assert RIGHT_COUNTS["params_big_key_dim_mistake"] == 1_208_862_720
+    layer = keras.layers.MultiHeadAttention(num_heads=16, key_dim=1024)
+    layer.build((None, None, 1024), (None, None, 1024))
+    assert layer.count_params() == BIG_KEY_DIM_LAYER
 
 
 @pytest.mark.parametrize("name,wrong,message", [
-    ("params_base", 1_050_624, "ONE attention sub-layer"),
-    ("params_base", 18 * 4 * 512**2, "leaves out the biases"),
-    ("params_base", 12 * 1_050_624, "encoder-decoder attention"),
-    ("params_base", 18 * 3 * (512**2 + 512), "counts three projections"),
-    ("params_key_dim_mistake", 8_401_408, "ONE attention sub-layer"),
-    ("params_key_dim_mistake", 18_911_232, "key_dim = d_model / h = 64"),
+    ("params_big", BIG_LAYER, "ONE attention sub-layer"),
+    ("params_big", 18 * 4 * 1024**2, "leaves out the biases"),
+    ("params_big", 12 * BIG_LAYER, "encoder-decoder attention"),
+    ("params_big", 18 * 3 * (1024**2 + 1024), "counts three projections"),
+    ("params_big", 18_911_232, "the base model's count"),
+    ("params_big_key_dim_mistake", BIG_KEY_DIM_LAYER, "ONE attention sub-layer"),
+    ("params_big_key_dim_mistake", 18 * BIG_LAYER, "key_dim = d_model / h = 64"),
+    ("params_big_key_dim_mistake", 18 * (3 * (1024 * 8192 + 8192) + 8192 * 1024 + 1024), "counts 8 heads"),
+    ("params_big_key_dim_mistake", 151_225_344, "the base model's count"),
+    ("params_big_key_dim_mistake", 8 * 18 * BIG_LAYER, "the factor for the base model's 8 heads"),
+    ("params_big_key_dim_mistake", 16 * 18 * BIG_LAYER, "by exactly h = 16"),
     ("params_six_heads", 1_050_624, "6 x 85 = 510"),
     ("params_six_heads", 18 * 1_046_522, "ONE layer"),
     ("params_six_heads", 4 * 512 * 510, "leaves out the biases"),
@@ -253,6 +314,7 @@ RIGHT_COUNTS = {"params_base": 18_911_232, "params_key_dim_mistake": 151_225_344
 def test_params_names_the_mistake(name, wrong, message):
     passed, text = check("ex-multihead-params", **dict(RIGHT_COUNTS, **{name: wrong}))
     assert not passed and message in text, text
+    assert f"{RIGHT_COUNTS[name]:,}" not in text, text  # the message never gives the count away
 
 
 def test_params_accepts_the_counts():
@@ -292,8 +354,13 @@ def _keras_mask(kind):
         padding = np.broadcast_to((tokens != 0)[:, None, :], (len(tokens), T, T))  # blocks keys (columns)
         rows = np.broadcast_to((tokens != 0)[:, :, None], (len(tokens), T, T))  # blocks queries (rows)
         right = causal & padding
-        return {"right": right, "ours": mt.decoder_self_mask(tokens), "causal": causal,
+        if kind == "ours":  # the package's own mask (refused): (B, 1, T, T)
+            return mt.decoder_self_mask(tokens)
+        if kind == "package causal":  # the package's look-ahead mask (refused)
+            return ops.convert_to_numpy(mt.causal_mask(T)) & padding
+        return {"right": right, "causal": causal,
                 "padding": padding, "or": causal | padding, "inverted": ~right,
+                "head axis": right[:, None],
                 "int32": right.astype("int32"), "float tensor": ops.convert_to_tensor(right.astype("float32")),
                 "additive": (1 - right.astype("float32")) * -1e9,  # the Keras functional-API tutorial's
                 "padded rows": causal & rows, "padded rows and columns": causal & rows & padding}[kind]
@@ -310,7 +377,9 @@ def _keras_mask(kind):
     (_copy(strided=True), "right", "i + h, i + 2h"),
     (_copy(skip=True), "right", "ours.wq.kernel is wrong"),
     (_copy(biases=False), "right", "ours.wq.bias is wrong"),
-    (_copy(), "ours", "drop axis 1"),
+    (_copy(), "ours", "do not call the package's mask functions"),
+    (_copy(), "package causal", "do not call the package's mask functions"),
+    (_copy(), "head axis", "drop axis 1"),
     (_copy(), "causal", "look-ahead mask only"),
     (_copy(), "padding", "blocks the padding only"),
     (_copy(), "or", "combine them with AND"),

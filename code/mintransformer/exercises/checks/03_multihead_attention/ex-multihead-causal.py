@@ -6,7 +6,7 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-multihead-causal"
@@ -15,6 +15,11 @@ points = 3
 B, T, D, H = 2, 5, 16, 4
 DK = D // H
 TOKENS = np.array([[4, 2, 7, 0, 0], [5, 1, 3, 8, 6]])  # 0 = padding
+
+# The package's mask functions, which keras_decoder_mask must not call: it builds the mask itself.
+MASK_FUNCTIONS = [mt.decoder_self_mask, mt.causal_mask, mt.padding_mask, mt.attends_causally, mt.merge_padding]
+MASK_RULE = ("Build the mask from `tokens` yourself, with keras.ops or NumPy, as the exercise asks: do not "
+             "call the package's mask functions (decoder_self_mask, causal_mask, padding_mask, ...).")
 
 KERAS = {"query_dense": "wq", "key_dense": "wk", "value_dense": "wv", "output_dense": "wo"}
 KERNEL_SHAPE = {"query_dense": (D, H, DK), "key_dense": (D, H, DK), "value_dense": (D, H, DK),
@@ -92,14 +97,15 @@ def causal_mask(copy_from_keras):
     o2, w2 = theirs(x, x, use_causal_mask=True, return_attention_scores=True)
     hint = ("The expected values are Keras's, with use_causal_mask=True: with the weights copied right, "
             "both layers compute the same function.")
-    close(w1, w2, "Our layer's weight tensor with mask=mt.causal_mask(T)", atol=1e-5, hint=hint)
-    close(o1, o2, "Our layer's output with mask=mt.causal_mask(T)", atol=1e-5, hint=hint)
+    close(w1, w2, "Our layer's weight tensor with attention_mask=mt.causal_mask(T)", atol=1e-5, hint=hint)
+    close(o1, o2, "Our layer's output with attention_mask=mt.causal_mask(T)", atol=1e-5, hint=hint)
 
 
 @test_case(points=1)
 def decoder_mask(keras_decoder_mask):
     answered(keras_decoder_mask, "keras_decoder_mask")
-    got = to_numpy(call(keras_decoder_mask, "keras_decoder_mask", TOKENS), "keras_decoder_mask(tokens)")
+    with refusing(MASK_FUNCTIONS, keras_decoder_mask, MASK_RULE):
+        got = to_numpy(call(keras_decoder_mask, "keras_decoder_mask", TOKENS), "keras_decoder_mask(tokens)")
     expected = to_numpy(mt.decoder_self_mask(TOKENS)[:, 0], "") > 0.5
     causal = np.broadcast_to(to_numpy(mt.causal_mask(T), "") > 0.5, (B, T, T))
     keys = np.broadcast_to((TOKENS != 0)[:, None, :], (B, T, T))  # padding blocks columns (keys)

@@ -5,7 +5,7 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-multihead-sum"
@@ -13,6 +13,8 @@ points = 2
 
 D, H = 16, 4
 DK = D // H
+RULE = ("Compute each head from its column slices of the kernels, as the exercise asks: do not call "
+        "the package's split_heads or merge_heads (the layer's own call uses them too).")
 
 
 def _layer(seed):
@@ -61,7 +63,8 @@ def _compare(head_terms, seed):
     layer = _layer(seed)
     query, key, value = _inputs(seed)
     try:
-        got = _as_array(call(head_terms, "head_terms", layer, query, key, value))
+        with refusing([mt.split_heads, mt.merge_heads], head_terms, RULE):
+            got = _as_array(call(head_terms, "head_terms", layer, query, key, value))
     except AssertionError as error:
         if any(word in str(error) for word in ("matmul", "mismatch", "ncompatible", "not aligned")):
             raise AssertionError(
