@@ -45,10 +45,10 @@ def right_encoding(length, d_model):
 FUNCTIONS = {  # label: the names the student defines, with a placeholder for each
     "ex-positional-implement": {"my_positional_encoding": stub},
     "ex-positional-wavelength": {"closest_pair": ..., "slow_pairs": ...},
-    "ex-positional-dot": {"dot_by_distance": stub, "score_ahead": ..., "score_behind": ...},
-    "ex-positional-layout": {"interleave_index": stub, "concatenated_shift": stub},
+    "ex-positional-dot": {"first_rise": stub, "runner_up": ...},
+    "ex-positional-layout": {"t2t_shift": stub, "same_pairs": stub},
     "ex-positional-fix-max-len": {"fixed_add_encoding": stub},
-    "ex-positional-fix-scale": {"fixed_embed": stub},
+    "ex-positional-fix-scale": {"fixed_embed": stub, "unit_rms_factor": stub},
     "ex-positional-decode": {"decode_positions": stub},
     "ex-positional-previous": {"look_back_queries": stub},
 }
@@ -171,77 +171,128 @@ def test_wavelength_accepts_numpy_integers():
 
 
 # ---------------------------------------------------------------- dot
-def _dot_right(k, d_model):
-    return np.sum(np.cos(omega(d_model) * k))
+def _dot(k, d_model):
+    return np.cos(np.multiply.outer(k, omega(d_model))).sum(axis=-1)
 
 
-def _scores():
-    pe = mt.positional_encoding(64, 128).astype(np.float64)
-    scores = pe @ rotation_matrix(3, 128).T @ pe.T
-    return scores[30, 33], scores[30, 27], pe[30] @ pe[33]
+def _first_rise(d_model):
+    k = np.arange(1, 5000)
+    return int(k[np.argmax(_dot(k, d_model) > _dot(k - 1, d_model))])
+
+
+def test_dot_first_rise_values():
+    # The chapter's width and the paper's: the similarity stops falling at these offsets.
+    assert _first_rise(128) == 12 and _first_rise(512) == 44
+    assert _dot(12, 128) > _dot(11, 128) and np.all(np.diff(_dot(np.arange(12), 128)) < 0)
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda k, d: 2 * _dot_right(k, d), "twice the dot product"),
-    (lambda k, d: np.sum(np.sin(omega(d) * k)), "a cosine, not a sine"),
-    (lambda k, d: np.sum(np.cos(10000.0 ** (-np.arange(d // 2) / d) * k)), "with omega_i = 10000^(-2i / d_model)"),
-    (lambda k, d: np.cos(omega(d) * k), "it is one number"),
+    (lambda d: _first_rise(d) - 1, "the last offset before the rise"),
+    (lambda d: 2, "too small: the dot product falls"),
+    (lambda d: _first_rise(d) + 3, "too large: the dot product has already risen"),
+    (lambda d: 0, "offsets start at 1"),
+    (lambda d: [_first_rise(d)] * 2, "one whole number"),
 ])
-def test_dot_rejects_wrong_formulas(wrong, message):
-    ahead, behind, _ = _scores()
-    passed, text = check("ex-positional-dot", dot_by_distance=wrong, score_ahead=ahead, score_behind=behind)
+def test_dot_rejects_wrong_first_rises(wrong, message):
+    passed, text = check("ex-positional-dot", first_rise=wrong, runner_up=[32, 34])
     assert not passed and message in text, text
 
 
-def test_dot_rejects_plain_and_swapped_scores():
-    ahead, behind, plain = _scores()
-    passed, text = check("ex-positional-dot", dot_by_distance=_dot_right, score_ahead=plain, score_behind=plain)
-    assert not passed and "plain dot products" in text, text
-    passed, text = check("ex-positional-dot", dot_by_distance=_dot_right, score_ahead=behind, score_behind=ahead)
-    assert not passed and "swapped" in text, text
-    passed, text = check("ex-positional-dot", dot_by_distance=_dot_right, score_ahead=ahead, score_behind=behind)
-    assert passed, text
+@pytest.mark.parametrize("runner_up,message", [
+    ([34], "is that key alone in second place"),
+    ([32], "is that key alone in second place"),
+    ([27], "not to 30"),
+    ([33, 34], "the key with the highest score"),
+    ([30], "the query's own position"),
+    ([31, 35], "list every key with the second-highest score"),
+    ([70], "key positions run from 0 to 63"),
+    ("thirty", "a list of key positions"),
+])
+def test_dot_rejects_wrong_runners_up(runner_up, message):
+    passed, text = check("ex-positional-dot", first_rise=_first_rise, runner_up=runner_up)
+    assert not passed and message in text, text
+    assert "[32, 34]" not in text  # the message never gives the answer
+
+
+def test_dot_accepts_the_right_answers_in_any_form():
+    for runner_up in ([32, 34], [34, 32], np.array([32, 34]), (np.int64(34), 32)):
+        passed, text = check("ex-positional-dot", first_rise=lambda d: np.int64(_first_rise(d)), runner_up=runner_up)
+        assert passed, text
 
 
 # ---------------------------------------------------------------- layout
-def _even_then_odd(d):
-    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+def _t2t_omega(d):
+    return 10000.0 ** (-np.arange(d // 2) / (d // 2 - 1))
 
 
-def _right_shift(k, d):
-    pi = np.eye(d)[:, _even_then_odd(d)]
-    return pi.T @ rotation_matrix(k, d) @ pi
+def _rotation(k, w):
+    m = np.zeros((2 * len(w), 2 * len(w)))
+    for i, wi in enumerate(w):
+        c, s = np.cos(wi * k), np.sin(wi * k)
+        m[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+    return m
 
 
-def test_layout_rejects_the_wrong_direction_and_non_permutations():
-    passed, text = check("ex-positional-layout", interleave_index=_even_then_odd, concatenated_shift=_right_shift)
-    assert not passed and "goes the other way" in text, text
-    passed, text = check("ex-positional-layout", interleave_index=lambda d: np.arange(d) // 2,
-                         concatenated_shift=_right_shift)
-    assert not passed and "exactly once" in text, text
-    passed, text = check("ex-positional-layout", interleave_index=lambda d: np.argsort(_even_then_odd(d)),
-                         concatenated_shift=_right_shift)
+def _concatenated(m):
+    d = m.shape[0]
+    pi = np.eye(d)[:, np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])]
+    return pi.T @ m @ pi
+
+
+def _t2t_shift(k, d):
+    return _concatenated(_rotation(k, _t2t_omega(d)))
+
+
+def test_layout_reference_shifts_the_t2t_table():
+    d, k = 16, 5
+    angles = np.arange(30)[:, None] * _t2t_omega(d)
+    saved = np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+    np.testing.assert_allclose(saved[:-k] @ _t2t_shift(k, d).T, saved[k:], atol=1e-12)
+    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, same_pairs=lambda d: [0])
     assert passed, text
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (rotation_matrix, "the shift of the interleaved layout"),
-    (lambda k, d: np.eye(d)[:, _even_then_odd(d)] @ rotation_matrix(k, d) @ np.eye(d)[:, _even_then_odd(d)].T,
-     "on the wrong sides"),
-    (lambda k, d: _right_shift(-k, d), "shifts BACK by"),
-    (lambda k, d: _right_shift(k, d).T, "shifts BACK by"),
-    (lambda k, d: rotation_matrix(k, d).T, "the shift back by"),
-    (lambda k, d: _right_shift(k, d) * 2, "is wrong"),
+    (lambda k, d: _concatenated(rotation_matrix(k, d)), "with the paper's frequencies"),
+    (lambda k, d: _rotation(k, _t2t_omega(d)), "block diagonal, for the interleaved layout"),
+    (rotation_matrix, "block diagonal, for the interleaved layout"),
+    (lambda k, d: _t2t_shift(-k, d), "shifts BACK by"),
+    (lambda k, d: _t2t_shift(k, d).T, "shifts BACK by"),
+    (lambda k, d: 2 * _t2t_shift(k, d), "is wrong"),
+    (lambda k, d: np.eye(3), "should be"),
 ])
 def test_layout_rejects_wrong_shifts(wrong, message):
-    passed, text = check("ex-positional-layout", interleave_index=lambda d: np.argsort(_even_then_odd(d)),
-                         concatenated_shift=wrong)
+    passed, text = check("ex-positional-layout", t2t_shift=wrong, same_pairs=lambda d: [0])
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda d: list(range(d // 2)), "lists every pair"),
+    (lambda d: [], "is empty"),
+    (lambda d: [d // 2 - 1], "the last pair"),
+    (lambda d: [0, d // 2 - 1], "For which i?"),
+    (lambda d: [d], "pairs run from 0"),
+    (lambda d: ..., "still `...`"),
+])
+def test_layout_rejects_wrong_pairs(wrong, message):
+    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, same_pairs=wrong)
     assert not passed and message in text, text
 
 
 # ---------------------------------------------------------------- fix max_len
 def _tutorial_add_encoding(x, max_len):
     return x + mt.positional_encoding(max_len, x.shape[-1])[None]
+
+
+def _fixed(x, max_len, start=0):
+    if start < 0 or start + x.shape[1] > max_len:
+        raise ValueError(f"positions {start} to {start + x.shape[1] - 1} are past the table of {max_len} rows")
+    return x + mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
+
+
+def test_fix_max_len_accepts_the_reference():
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=_fixed)
+    assert passed, text
 
 
 def test_fix_max_len_rejects_the_tutorial():
@@ -252,10 +303,47 @@ def test_fix_max_len_rejects_the_tutorial():
     assert "Still the bug" in text and "came back 10 tokens long" in text, text
 
 
+def test_fix_max_len_rejects_the_chapters_fix_for_later_steps():
+    def first_rows(x, max_len, start=0):
+        return x + mt.positional_encoding(max_len, x.shape[-1])[None, :x.shape[1]]
+
+    result = mt.exercises.run_check(CHAPTER, "ex-positional-fix-max-len", {"fixed_add_encoding": first_rows})
+    assert result.score == 3, result.summary()  # right from position 0, wrong further on and past the table
+    assert "every decoding step would get row 0" in result.summary(), result.summary()
+
+
+def test_fix_max_len_rejects_a_slice_without_a_check():
+    def sliced(x, max_len, start=0):  # right inside the table, silent past it
+        return x + mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
+
+    result = mt.exercises.run_check(CHAPTER, "ex-positional-fix-max-len", {"fixed_add_encoding": sliced})
+    assert result.score == 4, result.summary()
+    assert "without a word" in result.summary(), result.summary()
+
+
+def test_fix_max_len_rejects_a_slice_that_fails_while_adding():
+    def sliced(x, max_len, start=0):
+        table = mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
+        if table.shape[1] == 1 and x.shape[1] > 1:
+            table = np.concatenate([table, table[:, :0]], axis=1)[:, :0]  # a 0-row table: NumPy refuses it
+        return x + table
+
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=sliced)
+    assert not passed and "failed while adding" in text, text
+
+
+def test_fix_max_len_asks_for_the_start_argument():
+    def no_start(x, max_len):
+        return x + mt.positional_encoding(max_len, x.shape[-1])[None, :x.shape[1]]
+
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=no_start)
+    assert not passed and "Give the function the argument start=0" in text, text
+
+
 def test_fix_max_len_rejects_the_tutorial_in_keras():
     from keras import ops
 
-    def in_keras(x, max_len):
+    def in_keras(x, max_len, start=0):
         return ops.add(x, mt.positional_encoding(max_len, x.shape[-1])[None])
 
     passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=in_keras)
@@ -263,7 +351,7 @@ def test_fix_max_len_rejects_the_tutorial_in_keras():
 
 
 def test_fix_max_len_rejects_the_last_rows():
-    def last_rows(x, max_len):
+    def last_rows(x, max_len, start=0):
         return x + mt.positional_encoding(max_len, x.shape[-1])[None, -x.shape[1]:]
 
     passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=last_rows)
@@ -271,8 +359,10 @@ def test_fix_max_len_rejects_the_last_rows():
 
 
 def test_fix_max_len_accepts_an_in_place_addition():
-    def in_place(x, max_len):
-        x += mt.positional_encoding(max_len, x.shape[-1])[None, :x.shape[1]]
+    def in_place(x, max_len, start=0):
+        if start + x.shape[1] > max_len:
+            raise ValueError("past the table")
+        x += mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
         return x
 
     passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=in_place)
@@ -280,9 +370,11 @@ def test_fix_max_len_accepts_an_in_place_addition():
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda x, max_len: x + mt.positional_encoding(max_len, x.shape[-1])[None, :x.shape[0]], "the batch size x.shape[0]"),
-    (lambda x, max_len: x + mt.positional_encoding(max_len, x.shape[-1])[None, :5], "your table has shape (1, 5, 16)"),
-    (lambda x, max_len: x + mt.positional_encoding(max_len, x.shape[-1]), "Still the bug"),
+    (lambda x, max_len, start=0: x + mt.positional_encoding(max_len, x.shape[-1])[None, :x.shape[0]],
+     "the batch size x.shape[0]"),
+    (lambda x, max_len, start=0: x + mt.positional_encoding(max_len, x.shape[-1])[None, :5],
+     "your table has shape (1, 5, 16)"),
+    (lambda x, max_len, start=0: x + mt.positional_encoding(max_len, x.shape[-1]), "Still the bug"),
 ])
 def test_fix_max_len_names_the_table_it_was_given(wrong, message):
     passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=wrong)
@@ -292,6 +384,10 @@ def test_fix_max_len_names_the_table_it_was_given(wrong, message):
 
 
 # ---------------------------------------------------------------- fix scale
+def _unit(limit):
+    return math.sqrt(3) / limit  # uniform on [-a, a]: mean square a^2 / 3
+
+
 def _embed(factor, scale_pe=False):
     def embed(tokens, embeddings):
         d_model = embeddings.shape[1]
@@ -309,15 +405,15 @@ def _embed(factor, scale_pe=False):
     (_embed(lambda d: 1 / math.sqrt(d)), "you divided the embedding"),
 ])
 def test_fix_scale_rejects_the_known_wrong_scales(wrong, message):
-    passed, text = check("ex-positional-fix-scale", fixed_embed=wrong)
+    passed, text = check("ex-positional-fix-scale", fixed_embed=wrong, unit_rms_factor=_unit)
     assert not passed and message in text, text
 
 
 def test_fix_scale_the_course_passes_only_at_width_512():
     result = mt.exercises.run_check(CHAPTER, "ex-positional-fix-scale",
-                                    {"fixed_embed": _embed(lambda d: math.sqrt(512))})
-    assert result.score == 1
-    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt))
+                                    {"fixed_embed": _embed(lambda d: math.sqrt(512)), "unit_rms_factor": _unit})
+    assert result.score == 2  # the width 512 and the uniform factor
+    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=_unit)
     assert passed, text
 
 
@@ -326,8 +422,29 @@ def test_fix_scale_accepts_an_in_place_scaling():
         embeddings *= np.sqrt(embeddings.shape[1])
         return embeddings[tokens] + mt.positional_encoding(tokens.shape[1], embeddings.shape[1])[None]
 
-    passed, text = check("ex-positional-fix-scale", fixed_embed=in_place)
+    passed, text = check("ex-positional-fix-scale", fixed_embed=in_place, unit_rms_factor=_unit)
     assert passed, text
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda a: 1 / a, "not their root mean square"),
+    (lambda a: math.sqrt(2) / a, "like a sinusoid"),
+    (lambda a: 3 / a, "the variance"),
+    (lambda a: math.sqrt(128), "sqrt(d_model) of the course's model"),
+    (lambda a: math.sqrt(512), "the course's sqrt(512)"),
+    (lambda a: math.sqrt(3) * a, "must grow as the entries shrink"),
+    (lambda a: 1.1 * math.sqrt(3) / a, "too large"),
+    (lambda a: np.array([1.0, 2.0]), "one number"),
+])
+def test_fix_scale_rejects_wrong_uniform_factors(wrong, message):
+    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=wrong)
+    assert not passed and message in text, text
+    assert "34.6" not in text and "17.3" not in text  # never the expected value
+
+
+def test_fix_scale_uniform_factor_agrees_with_a_sample():
+    sample = np.random.default_rng(0).uniform(-0.05, 0.05, size=1_000_000)
+    assert abs(np.sqrt(np.mean((_unit(0.05) * sample) ** 2)) - 1) < 2e-3
 
 
 # ---------------------------------------------------------------- decode

@@ -174,32 +174,37 @@ def test_implement_ffn_rejects_wrong_dropouts(layer, message):
 
 # ex-layers-implement-encoder-layer
 
-def _encoder_layer(mistake=None):
+def _encoder_layer(mistake=None, dropout_at="output"):
+    """An encoder layer, right or with one mistake; ``dropout_at`` places the sub-layers' dropout:
+    "output" (right), "normed" (after the post-norm), "sum" (on x + Sublayer(x)), "input" (on the
+    sub-layer's input)."""
     class WrongEncoderLayer(keras.layers.Layer):
         def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, **kwargs):
             super().__init__(**kwargs)
-            self.supports_masking = True  # as in the starting code: no Keras warning about mask=
             self.norm_first = not norm_first if mistake == "swapped" else norm_first
             self.self_attention = mt.MultiHeadAttention(d_model, num_heads, dropout)
             self.ffn = mt.FeedForward(d_model, dff, dropout)
             self.norm1 = mt.LayerNormalization()
             self.norm2_name = "ln2" if mistake == "misnamed" else "norm2"
             setattr(self, self.norm2_name, mt.LayerNormalization())
-            self.drop = keras.layers.Dropout(0.1 if mistake == "fixed rate" else dropout)
+            if mistake != "hand dropout":
+                self.drop = keras.layers.Dropout(0.1 if mistake == "fixed rate" else dropout)
 
         def block(self, x, f, norm, source, training):
-            y = f(norm(source) if self.norm_first else source)
+            def drop(v, where):
+                if where != dropout_at or not training:
+                    return v
+                return keras.random.dropout(v, 0.5) if mistake == "hand dropout" else self.drop(v, training=True)
+            source = norm(source) if self.norm_first else source
+            y = f(drop(source, "input"))
             if mistake != "no residual dropout":
-                y = self.drop(y, training=training)
-            total = y if mistake == "no residual" else x + y
-            return total if self.norm_first else norm(total)
+                y = drop(y, "output")
+            total = drop(y if mistake == "no residual" else x + y, "sum")
+            return total if self.norm_first else drop(norm(total), "normed")
 
-        def compute_mask(self, inputs, previous_mask=None):
-            return None
-
-        def call(self, x, mask=None, training=False):
-            m = None if mistake == "no mask" else mask
-            z = self.block(x, lambda v: self.self_attention(v, v, v, mask=m, training=training),
+        def call(self, x, attention_mask=None, training=False):
+            m = None if mistake == "no mask" else attention_mask
+            z = self.block(x, lambda v: self.self_attention(v, v, v, attention_mask=m, training=training),
                            self.norm1, x, training)
             return self.block(z, lambda v: self.ffn(v, training=training), getattr(self, self.norm2_name),
                               x if mistake == "ffn reads x" else z, training)
@@ -218,6 +223,24 @@ def _encoder_layer(mistake=None):
 def test_implement_encoder_layer_rejects_the_known_mistakes(mistake, message):
     passed, text = check("ex-layers-implement-encoder-layer", MyEncoderLayer=_encoder_layer(mistake))
     assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("dropout_at,message", [
+    ("normed", "post-norm layer applies its dropout after the layer norm"),
+    ("sum", "applies its dropout on the whole sum"),
+    ("input", "applies its dropout on the sub-layer's input"),
+])
+def test_implement_encoder_layer_rejects_dropout_in_the_wrong_place(dropout_at, message):
+    passed, text = check("ex-layers-implement-encoder-layer", MyEncoderLayer=_encoder_layer(dropout_at=dropout_at))
+    assert not passed and message in text, text
+    result = mt.exercises.run_check(CHAPTER, "ex-layers-implement-encoder-layer",
+                                    {"MyEncoderLayer": _encoder_layer(dropout_at=dropout_at)})
+    assert result.score == result.possible - 1, result.summary()  # only the dropout's test case fails
+
+
+def test_implement_encoder_layer_rejects_a_dropout_layer_missing():
+    passed, text = check("ex-layers-implement-encoder-layer", MyEncoderLayer=_encoder_layer("hand dropout"))
+    assert not passed and "no keras.layers.Dropout of its own" in text, text
 
 
 def test_implement_encoder_layer_accepts_a_right_layer():
@@ -260,7 +283,8 @@ def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_
         if positional_training:  # the MinTransformer course chapter's call
             context = encoder_layer(embed(src_tokens), training, None)
         else:
-            context = encoder_layer(embed(src_tokens), mask=src if encoder_mask else None, training=training)
+            context = encoder_layer(embed(src_tokens), attention_mask=src if encoder_mask else None,
+                                    training=training)
         return decoder_layer(embed(tgt_tokens), context, self_mask=masks[self_mask],
                              cross_mask=src if cross_mask else None, training=training)
     return run
@@ -271,8 +295,9 @@ def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_
     (_layers(encoder_mask=False, self_mask=None, cross_mask=False), "the decoder sees the future"),
     (_layers(self_mask="padding"), "the decoder sees the future"),
     (_layers(cross_mask=False), "cross-attention needs cross_mask"),
-    (_layers(encoder_mask=False), "the encoder layer needs mask="),
-    (_layers(encoder_mask=False, cross_mask=False), "the encoder layer needs mask= and the decoder layer cross_mask="),
+    (_layers(encoder_mask=False), "the encoder layer needs attention_mask="),
+    (_layers(encoder_mask=False, cross_mask=False),
+     "the encoder layer needs attention_mask= and the decoder layer cross_mask="),
     (_layers(always_training=True), "returned two different outputs: dropout is on"),
 ])
 def test_fix_missing_masks_rejects_the_course_chapter_and_half_fixes(layers, message):
@@ -295,7 +320,8 @@ def test_fix_missing_masks_accepts_the_look_ahead_mask_without_target_padding():
 
 # ex-layers-fix-no-cross-attention
 
-def _decoder_layer(mistake=None):
+def _decoder_layer(mistake=None, dropout_at="output"):
+    """A decoder layer, right or with one mistake; ``dropout_at`` as in ``_encoder_layer``."""
     class WrongDecoderLayer(keras.layers.Layer):
         def __init__(self, d_model, num_heads, dff, dropout=0.1, **kwargs):
             super().__init__(**kwargs)
@@ -309,18 +335,20 @@ def _decoder_layer(mistake=None):
             self.drop = keras.layers.Dropout(dropout)
 
         def call(self, x, context, self_mask=None, cross_mask=None, training=False):
-            def drop(y):
-                return y if mistake == "no residual dropout" else self.drop(y, training=training)
+            def drop(y, where="output"):
+                if mistake == "no residual dropout" or where != dropout_at:
+                    return y
+                return self.drop(y, training=training)
 
             def self_block(z):
-                return self.self_attention(z, z, z, mask=self_mask, training=training)
+                return self.self_attention(z, z, z, attention_mask=self_mask, training=training)
 
             def cross_block(z):
                 query = x if mistake == "query from input" else z
                 if mistake == "swapped":
-                    return self.cross_attention(context, query, query, mask=None, training=training)
+                    return self.cross_attention(context, query, query, attention_mask=None, training=training)
                 mask = None if mistake == "no cross mask" else cross_mask
-                return self.cross_attention(query, context, context, mask=mask, training=training)
+                return self.cross_attention(query, context, context, attention_mask=mask, training=training)
 
             def ffn_block(z):
                 return self.ffn(z, training=training)
@@ -333,7 +361,8 @@ def _decoder_layer(mistake=None):
             norms = [self.norm1, self.norm2, getattr(self, "norm3", None)]
             z = x
             for block, norm in zip(blocks, norms):
-                z = norm(z + drop(block(z)))
+                total = drop(z + drop(block(drop(z, "input"))), "sum")
+                z = drop(norm(total), "normed")
             return z
     return WrongDecoderLayer
 
@@ -349,6 +378,18 @@ def _decoder_layer(mistake=None):
 def test_fix_no_cross_attention_rejects_the_tutorial_and_wrong_fixes(mistake, message):
     passed, text = check("ex-layers-fix-no-cross-attention", FixedDecoderLayer=_decoder_layer(mistake))
     assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("dropout_at,message", [
+    ("normed", "applies its dropout after the layer norm"),
+    ("sum", "applies its dropout on the whole sum"),
+    ("input", "applies its dropout on the sub-layer's input"),
+])
+def test_fix_no_cross_attention_rejects_dropout_in_the_wrong_place(dropout_at, message):
+    result = mt.exercises.run_check(CHAPTER, "ex-layers-fix-no-cross-attention",
+                                    {"FixedDecoderLayer": _decoder_layer(dropout_at=dropout_at)})
+    assert not result.passed_all and message in result.summary(), result.summary()
+    assert result.score == result.possible - 1, result.summary()  # only the dropout's test case fails
 
 
 def test_fix_no_cross_attention_names_a_mask_left_out():
@@ -372,18 +413,18 @@ def _prenorm(mistake=None):
         if mistake is None and layer.norm_first:  # every attribute of the layer is there, not only the six
             drop = layer.residual_dropout
             n1 = layer.norm1(y)
-            z1 = y + drop(layer.self_attention(n1, n1, n1, mask=self_mask, training=False), training=False)
-            z2 = z1 + drop(layer.cross_attention(layer.norm2(z1), context, context, mask=cross_mask,
+            z1 = y + drop(layer.self_attention(n1, n1, n1, attention_mask=self_mask, training=False), training=False)
+            z2 = z1 + drop(layer.cross_attention(layer.norm2(z1), context, context, attention_mask=cross_mask,
                                                  training=False), training=False)
             return z2 + drop(layer.ffn(layer.norm3(z2), training=False), training=False)
         if mistake == "post-norm":
-            z1 = layer.norm1(y + layer.self_attention(y, y, y, mask=self_mask))
-            z2 = layer.norm2(z1 + layer.cross_attention(z1, context, context, mask=cross_mask))
+            z1 = layer.norm1(y + layer.self_attention(y, y, y, attention_mask=self_mask))
+            z2 = layer.norm2(z1 + layer.cross_attention(z1, context, context, attention_mask=cross_mask))
             return layer.norm3(z2 + layer.ffn(z2))
         n1 = layer.norm1(y)
-        z1 = y + layer.self_attention(n1, n1, n1, mask=self_mask)
+        z1 = y + layer.self_attention(n1, n1, n1, attention_mask=self_mask)
         kv = layer.norm2(context) if mistake == "norm context" else context
-        z2 = z1 + layer.cross_attention(layer.norm2(z1), kv, kv, mask=cross_mask)
+        z2 = z1 + layer.cross_attention(layer.norm2(z1), kv, kv, attention_mask=cross_mask)
         out = z2 + layer.ffn(layer.norm3(z2))
         return layer.norm3(out) if mistake == "norm output" else out
     return layer_output

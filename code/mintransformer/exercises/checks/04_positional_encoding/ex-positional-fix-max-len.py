@@ -1,4 +1,5 @@
-"""Exercise: find and fix the bug of the Keras functional-API tutorial, the table added at max_len."""
+"""Exercise: find and fix the bug of the Keras functional-API tutorial, the table added at max_len, for tokens
+that start at any position (step-by-step decoding), refusing positions past the table."""
 
 import re
 
@@ -10,7 +11,7 @@ from mintransformer.exercises.checking import call, close, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-positional-fix-max-len"
-points = 3
+points = 5
 
 MAX_LEN, D_MODEL = 10, 16
 STILL_THE_BUG = ("Still the bug: the whole max_len table, shape (1, max_len, d_model), is added to "
@@ -41,9 +42,15 @@ def _table_problem(table, x):
             "with T = x.shape[1]: the first T rows of the max_len table.")
 
 
-def _check(fixed_add_encoding, x, case):
+def _call(fixed_add_encoding, x, start):
+    if start == 0:  # the tutorial's signature also works here
+        return call(fixed_add_encoding, "fixed_add_encoding", x, MAX_LEN)
+    return call(fixed_add_encoding, "fixed_add_encoding", x, MAX_LEN, start=start)
+
+
+def _check(fixed_add_encoding, x, case, start=0):
     try:
-        got = call(fixed_add_encoding, "fixed_add_encoding", x, MAX_LEN)
+        got = _call(fixed_add_encoding, x, start)
     except AssertionError as error:
         cause = str(error.__cause__ or "")
         if "broadcast" in cause or "Incompatible shapes" in cause:
@@ -53,6 +60,9 @@ def _check(fixed_add_encoding, x, case):
             raise AssertionError(f"{case}: adding the table to x failed: {error} The table must have "
                                  f"shape (1, T, d_model) = (1, {x.shape[1]}, {D_MODEL}), with "
                                  "T = x.shape[1].") from None
+        if "unexpected keyword argument 'start'" in str(error):
+            raise AssertionError(f"{case}: {error} Give the function the argument start=0: the position of "
+                                 "the first token of x.") from None
         raise
     out = to_numpy(got, f"{case}: the result")
     length = x.shape[1]
@@ -67,11 +77,16 @@ def _check(fixed_add_encoding, x, case):
                                  f"(It broadcast silently: the result has shape {out.shape}.)")
         raise AssertionError(f"{case}: the result has shape {out.shape}; it must have the shape of x, "
                              f"{x.shape}. Add a table of shape (1, T, d_model) with T = x.shape[1].")
-    if length < MAX_LEN and like(out, x + pe[None, -length:], atol=1e-5):
+    if start > 0 and like(out, x + pe[None, :length], atol=1e-5):
+        raise AssertionError(f"{case}: you added the first {length} row(s) of the table, the fix of the "
+                             "chapter: every decoding step would get row 0 and the model could not tell one "
+                             "step from another. Tokens at positions start, ..., start + T - 1 get those rows.")
+    if length < MAX_LEN and start == 0 and like(out, x + pe[None, -length:], atol=1e-5):
         raise AssertionError(f"{case}: you added the LAST {length} rows of the table. Positions "
                              f"start at 0: token t gets row t, so add the first {length} rows.")
-    close(out, x + pe[None, :length], f"{case}: the result", atol=1e-5,
-          hint="Token t of every sentence gets row t of the table: x + PE[:T], broadcast over the batch.")
+    close(out, x + pe[None, start:start + length], f"{case}: the result", atol=1e-5,
+          hint="Token t of x stands at position start + t and gets that row of the table, broadcast over the "
+               "batch.")
 
 
 @test_case(points=1)
@@ -81,9 +96,38 @@ def a_shorter_batch(fixed_add_encoding):
 
 @test_case(points=1)
 def a_one_token_batch(fixed_add_encoding):
-    _check(fixed_add_encoding, _batch(1, 1), "A batch of 1 token (a decoding step)")
+    _check(fixed_add_encoding, _batch(1, 1), "A batch of 1 token (the first decoding step)")
 
 
 @test_case(points=1)
 def a_batch_of_max_len_tokens(fixed_add_encoding):
     _check(fixed_add_encoding, _batch(2, MAX_LEN), f"A batch of exactly max_len = {MAX_LEN} tokens")
+
+
+@test_case(points=1)
+def tokens_further_on(fixed_add_encoding):
+    _check(fixed_add_encoding, _batch(3, 1), "One token at start = 4 (the fifth decoding step)", start=4)
+    _check(fixed_add_encoding, _batch(4, 3), "Three tokens at start = 2", start=2)
+    _check(fixed_add_encoding, _batch(5, 1), f"One token at start = {MAX_LEN - 1}, the last row", start=MAX_LEN - 1)
+
+
+@test_case(points=1)
+def past_the_table(fixed_add_encoding):
+    for start, length in [(MAX_LEN - 1, 2), (MAX_LEN, 1), (0, MAX_LEN + 2)]:
+        case = f"{length} token(s) at start = {start} with max_len = {MAX_LEN}"
+        try:
+            got = _call(fixed_add_encoding, _batch(6, length), start)
+        except AssertionError as error:
+            cause = error.__cause__
+            if isinstance(cause, ValueError) and not ("broadcast" in str(cause) or "Incompatible" in str(cause)):
+                continue  # refused with a ValueError of its own
+            if "broadcast" in str(cause) or "Incompatible" in str(cause):
+                raise AssertionError(f"{case}: your function failed while adding ({error}) rather than "
+                                     "refusing the positions past the table: check start + T <= max_len "
+                                     "first and raise a ValueError that says so.") from None
+            raise AssertionError(f"{case}: {error} Raise a ValueError when a position has no row in the "
+                                 "table (start + T > max_len).") from None
+        out = to_numpy(got, f"{case}: the result")
+        raise AssertionError(f"{case}: the positions past max_len - 1 have no row, yet your function returned "
+                             f"a result of shape {out.shape} without a word (a slice past the end of a table "
+                             "is shorter, and a 1-row slice broadcasts). Raise a ValueError instead.")

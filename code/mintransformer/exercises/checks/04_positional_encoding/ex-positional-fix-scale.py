@@ -1,4 +1,5 @@
-"""Exercise: find and fix the bug of the MinTransformer course chapter, sqrt(512) with d_model 128."""
+"""Exercise: find and fix the bug of the MinTransformer course chapter, sqrt(512) with d_model 128; the factor
+that its own initialiser (uniform) would need."""
 
 import math
 
@@ -10,7 +11,7 @@ from mintransformer.exercises.checking import call, close, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-positional-fix-scale"
-points = 3
+points = 4
 
 
 def _case(seed, d_model, vocab_size=30, shape=(2, 6)):
@@ -70,3 +71,29 @@ def the_paper_width(fixed_embed):
 @test_case(points=1)
 def a_small_width(fixed_embed):
     _check(fixed_embed, 16, 2)
+
+
+@test_case(points=1)
+def the_factor_for_a_uniform_initialiser(unit_rms_factor):
+    for limit in (0.05, 0.1, 0.01):
+        what = f"unit_rms_factor({limit})"
+        value = to_numpy(call(unit_rms_factor, "unit_rms_factor", limit), what)
+        if value.size != 1:
+            raise AssertionError(f"{what} has shape {value.shape}: it is one number, a factor.")
+        value = float(value.reshape(()))
+        for wrong, message in [
+            (1 / limit, "brings the LIMIT of the entries to 1, not their root mean square: entries uniform in "
+                        "[-a, a] have mean square a^2 / 3"),
+            (np.sqrt(2) / limit, "treats the entries like a sinusoid of amplitude `limit` (RMS limit / sqrt(2)); "
+                                 "uniform entries in [-a, a] have mean square a^2 / 3"),
+            (np.sqrt(3) * limit, "multiplies by the limit: the factor must grow as the entries shrink"),
+            (3 / limit, "uses the variance a^2 / 3 where its square root belongs"),
+            (np.sqrt(128), "is sqrt(d_model) of the course's model: that factor suits entries of RMS "
+                           "1/sqrt(d_model), which uniform entries in [-limit, limit] do not have"),
+            (np.sqrt(512), "is the course's sqrt(512): it suits neither the width nor this initialiser"),
+        ]:
+            if np.isclose(value, wrong, rtol=1e-3):
+                raise AssertionError(f"{what} {message}.")
+        close(value, np.sqrt(3) / limit, what, rtol=1e-3, atol=0,
+              hint="Compute the mean square of a uniform distribution on [-limit, limit] (an integral), "
+                   "not of a sample; the factor divides its square root into 1.")

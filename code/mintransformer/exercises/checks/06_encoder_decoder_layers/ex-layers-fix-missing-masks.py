@@ -67,7 +67,7 @@ def _first_run(fixed_layers, layers):
 def _reference(layers, source, target, encoder_mask=True, cross_mask=True):
     embed, encoder_layer, decoder_layer = layers
     src_mask = mt.padding_mask(source)
-    context = encoder_layer(embed(source), mask=src_mask if encoder_mask else None, training=False)
+    context = encoder_layer(embed(source), attention_mask=src_mask if encoder_mask else None, training=False)
     return to_numpy(decoder_layer(embed(target), context, self_mask=mt.decoder_self_mask(target),
                                   cross_mask=src_mask if cross_mask else None, training=False), "")
 
@@ -99,11 +99,11 @@ def source_padding_changes_nothing(fixed_layers):
     if change > 1e-5:
         hints = []
         if like(out[REAL], _reference(layers, SOURCE, TARGET, encoder_mask=False)[REAL]):
-            hints.append("the encoder layer needs mask=mt.padding_mask(src_tokens)")
+            hints.append("the encoder layer needs attention_mask=mt.padding_mask(src_tokens)")
         if like(out[REAL], _reference(layers, SOURCE, TARGET, cross_mask=False)[REAL]):
             hints.append("cross-attention needs cross_mask=mt.padding_mask(src_tokens)")
         if like(out[REAL], _reference(layers, SOURCE, TARGET, encoder_mask=False, cross_mask=False)[REAL]):
-            hints.append("the encoder layer needs mask= and the decoder layer cross_mask=, both "
+            hints.append("the encoder layer needs attention_mask= and the decoder layer cross_mask=, both "
                          "mt.padding_mask(src_tokens)")
         raise AssertionError(
             f"Three more padding tokens at the end of the source changed the decoder's outputs (by up to "
@@ -119,5 +119,5 @@ def same_as_the_package(fixed_layers):
     out, expected = _first_run(fixed_layers, layers), _reference(layers, SOURCE, TARGET)
     close(np.where(real, out, 0), np.where(real, expected, 0),
           "The decoder output (B, T, D) at the real (non-pad) target positions", atol=1e-5,
-          hint="Encoder: mask=padding_mask(source). Decoder: self_mask=decoder_self_mask(target), "
+          hint="Encoder: attention_mask=padding_mask(source). Decoder: self_mask=decoder_self_mask(target), "
                "cross_mask=padding_mask(source). training= by keyword.")

@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
@@ -87,11 +88,11 @@ def _variant(ref, x, context, self_mask, cross_mask, order="self cross ffn", que
     z = x
     for sublayer in order.split():
         if sublayer == "self":
-            y = ref.self_attention(z, z, z, mask=self_mask, training=False)
+            y = ref.self_attention(z, z, z, attention_mask=self_mask, training=False)
         elif sublayer == "cross":
             query = x if query_from_input else z
-            y = ref.cross_attention(query, context, context, mask=cross_mask if use_cross_mask else None,
-                                    training=False)
+            y = ref.cross_attention(query, context, context,
+                                    attention_mask=cross_mask if use_cross_mask else None, training=False)
         else:
             y = ref.ffn(z, training=False)
         z = next(norms)(z + y)
@@ -135,7 +136,7 @@ def same_as_the_package(FixedDecoderLayer):
             raise AssertionError("Your cross-attention's queries come from the layer's input y: they must "
                                  "come from z1, the output of the self-attention sub-layer.")
         if like(out, _variant(ref, x, context, self_mask, cross_mask, use_cross_mask=False), atol=1e-4):
-            raise AssertionError("Your cross-attention ignores cross_mask: pass mask=cross_mask to it.")
+            raise AssertionError("Your cross-attention ignores cross_mask: pass attention_mask=cross_mask to it.")
     close(out, expected, "Your decoder layer's output", atol=1e-4,
           hint="z1 = LN(y + MultiHead(y, y, y)), z2 = LN(z1 + MultiHead(z1, C, C)), "
                "out = LN(z2 + FFN(z2)), each sub-layer's output through dropout before the addition.")
@@ -151,34 +152,82 @@ def source_padding_changes_nothing(FixedDecoderLayer):
     b = to_numpy(call(layer, "FixedDecoderLayer(...)", x, longer, self_mask=self_mask, cross_mask=longer_mask,
                       training=False), "The output")
     close(b, a, "Your output with three more source pads", atol=1e-5,
-          hint="The pads of the source must get weight 0 in cross-attention: pass mask=cross_mask to it.")
+          hint="The pads of the source must get weight 0 in cross-attention: pass "
+               "attention_mask=cross_mask to it.")
 
 
-def _own_dropout_rates(layer):
-    """The rates of the keras.layers.Dropout layers of the student's layer itself (not of its parts)."""
+def _own_dropouts(layer):
+    """The keras.layers.Dropout layers of the student's layer itself (not those of its parts)."""
     try:
-        return [sub.rate for sub in layer._flatten_layers(include_self=False, recursive=False)
+        return [sub for sub in layer._flatten_layers(include_self=False, recursive=False)
                 if isinstance(sub, keras.layers.Dropout)]
     except Exception:
         return []
 
 
+def _fixed_mask(inputs, training=False):
+    """Dropout at rate 0.5 with a mask fixed by the input's shape: the same at every call."""
+    if not training:
+        return inputs
+    shape = tuple(int(n) for n in inputs.shape)
+    keep = np.random.default_rng(list(shape)).random(shape) >= 0.5
+    return inputs * ops.cast(keep, inputs.dtype) * ops.cast(2.0, inputs.dtype)
+
+
+def _placed(ref, x, context, self_mask, cross_mask, where):
+    """The reference layer's training output with the fixed mask at ``where``: "output" (each
+    sub-layer's output, right), "sum" (the residual sum), "normed" (after the norm), "input" (the
+    sub-layer's input)."""
+    drop = lambda v: _fixed_mask(v, training=True)  # noqa: E731
+    sublayers = [
+        lambda h: ref.self_attention(h, h, h, attention_mask=self_mask, training=False),
+        lambda h: ref.cross_attention(h, context, context, attention_mask=cross_mask, training=False),
+        lambda h: ref.ffn(h, training=False),
+    ]
+    z = x
+    for sublayer, norm in zip(sublayers, (ref.norm1, ref.norm2, ref.norm3)):
+        y = sublayer(drop(z) if where == "input" else z)
+        total = z + (drop(y) if where == "output" else y)
+        total = norm(drop(total) if where == "sum" else total)
+        z = drop(total) if where == "normed" else total
+    return to_numpy(z, "")
+
+
+PLACES = {
+    "sum": "on the whole sum z + Sublayer(z): that drops entries of the residual stream too, which the "
+           "residual connection must carry through unchanged",
+    "normed": "after the layer norm, on LayerNorm(z + Sublayer(z)): the paper drops the sub-layer's output "
+              "\"before it is added to the sub-layer input and normalized\"",
+    "input": "on the sub-layer's input: the paper drops the sub-layer's output, before the residual addition",
+}
+
+
 @test_case(points=1)
 def residual_dropout(FixedDecoderLayer):
-    # The attentions' and the FFN's own dropout turned off: the dropout of the sub-layers' outputs,
-    # before each residual addition, is then the only thing training=True changes.
+    # The attentions' and the FFN's own dropout turned off, and the layer's own Dropout given a mask
+    # fixed in advance: the training output must then be the reference's with that mask on each
+    # sub-layer's output, before its residual addition.
     x, context, self_mask, cross_mask = _inputs(5)
+    ref = _reference(6)
     layer = _build(FixedDecoderLayer, x, context, self_mask, cross_mask, dropout=0.5)
+    _copy(layer, ref)
     for part, inner in (("self_attention", "attention_dropout"), ("cross_attention", "attention_dropout"),
                         ("ffn", "inner_dropout")):
         dropout = getattr(getattr(layer, part, None), inner, None)
         if dropout is not None:
             dropout.rate = 0.0
-    rates = _own_dropout_rates(layer)
-    if rates and 0.5 not in rates:
+    own = _own_dropouts(layer)
+    if not own:
         raise AssertionError(
-            f"Your layer was built with dropout=0.5, but its Dropout has rate {rates[0]}: create it with "
+            "Your layer has no keras.layers.Dropout of its own: create one in __init__, "
+            "keras.layers.Dropout(dropout), and apply it to each sub-layer's output before its residual "
+            "addition, passing training=training, as the tutorial's layer does.")
+    if 0.5 not in [dropout.rate for dropout in own]:
+        raise AssertionError(
+            f"Your layer was built with dropout=0.5, but its Dropout has rate {own[0].rate}: create it with "
             "the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
+    for dropout in own:
+        dropout.call = _fixed_mask
     inference, training = (
         to_numpy(call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
                       training=mode), "The output")
@@ -189,3 +238,12 @@ def residual_dropout(FixedDecoderLayer):
             "once the attentions' and the FFN's own dropout are off: it has no dropout on the sub-layers' "
             "outputs. Apply a keras.layers.Dropout(dropout) to each sub-layer's output before its residual "
             "addition, passing training=training, as the tutorial's layer does.")
+    if like(training, _placed(ref, x, context, self_mask, cross_mask, "output"), atol=1e-4):
+        return
+    for where, message in PLACES.items():
+        if like(training, _placed(ref, x, context, self_mask, cross_mask, where), atol=1e-4):
+            raise AssertionError(f"Your layer applies its dropout {message}.")
+    raise AssertionError(
+        "Your layer's output with training=True is not the package's under the same dropout mask (the "
+        "check fixes the mask of your Dropout): apply the dropout once to each sub-layer's output, before "
+        "its residual addition, and nowhere else.")

@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
@@ -42,7 +43,7 @@ def _reference(seed, norm_first):
 def _student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.1):
     answered(MyEncoderLayer, "MyEncoderLayer")
     layer = call(MyEncoderLayer, "MyEncoderLayer", D, H, DFF, dropout=dropout, norm_first=norm_first)
-    call(layer, "MyEncoderLayer(...)", x, mask=mask, training=False)  # builds the weights
+    call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False)  # builds the weights
     for attribute, what in PARTS.items():
         part = getattr(layer, attribute, None)
         if part is None:
@@ -59,7 +60,7 @@ def _student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.1):
 def _variant(ref, x, mask, norm_first, ffn_reads_x=False, residual=True, use_mask=True):
     """What a layer computes, right or with a known mistake."""
     def attention(h):
-        return ref.self_attention(h, h, h, mask=mask if use_mask else None, training=False)
+        return ref.self_attention(h, h, h, attention_mask=mask if use_mask else None, training=False)
 
     def block(v, sublayer, norm, sublayer_input=None):
         source = v if sublayer_input is None else sublayer_input
@@ -76,13 +77,13 @@ def _compare(MyEncoderLayer, norm_first, seed, length=6, with_mask=True):
     ref = _reference(seed, norm_first)
     layer = _student(MyEncoderLayer, ref, x, mask, norm_first)
     if with_mask:
-        out = call(layer, "MyEncoderLayer(...)", x, mask=mask, training=False)
-    else:  # the default, mask=None
+        out = call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False)
+    else:  # the default, attention_mask=None
         mask = None
         out = call(layer, "MyEncoderLayer(...)", x, training=False)
     kind = "pre-norm (norm_first=True)" if norm_first else "post-norm (norm_first=False)"
     what = f"Your {kind} layer's output" + ("" if with_mask else " (called without a mask)")
-    expected = to_numpy(ref(x, mask=mask, training=False), "")
+    expected = to_numpy(ref(x, attention_mask=mask, training=False), "")
     if not like(out, expected, atol=1e-4):
         if like(out, _variant(ref, x, mask, not norm_first), atol=1e-4):
             wanted = ("x + Dropout(Sublayer(LayerNorm(x)))" if norm_first
@@ -95,7 +96,8 @@ def _compare(MyEncoderLayer, norm_first, seed, length=6, with_mask=True):
                 "sub-layer, or the attention's result is lost (the mistake of the equations of the "
                 "PyTorch-sketch chapter and the Keras functional-API tutorial, read literally).")
         if mask is not None and like(out, _variant(ref, x, mask, norm_first, use_mask=False), atol=1e-4):
-            raise AssertionError("Your layer ignores the mask: pass mask=mask to the self-attention.")
+            raise AssertionError("Your layer ignores the mask: pass attention_mask=attention_mask to the "
+                                 "self-attention.")
         if like(out, _variant(ref, x, mask, norm_first, residual=False), atol=1e-4):
             raise AssertionError("Your layer has no residual connection: add the sub-layer's input "
                                  "to its output, x + Sublayer(...).")
@@ -121,37 +123,101 @@ def without_a_mask(MyEncoderLayer):
 
 
 
-def _own_dropout_rates(layer):
-    """The rates of the keras.layers.Dropout layers of the student's layer itself (not of its parts)."""
+def _own_dropouts(layer):
+    """The keras.layers.Dropout layers of the student's layer itself (not those of its parts)."""
     try:
-        return [sub.rate for sub in layer._flatten_layers(include_self=False, recursive=False)
+        return [sub for sub in layer._flatten_layers(include_self=False, recursive=False)
                 if isinstance(sub, keras.layers.Dropout)]
     except Exception:
         return []
 
 
+def _fixed_mask(inputs, training=False):
+    """Dropout at rate 0.5 with a mask fixed by the input's shape: the same at every call."""
+    if not training:
+        return inputs
+    shape = tuple(int(n) for n in inputs.shape)
+    keep = np.random.default_rng(list(shape)).random(shape) >= 0.5
+    return inputs * ops.cast(keep, inputs.dtype) * ops.cast(2.0, inputs.dtype)
+
+
+def _fix_masks(layer, parts=("self_attention", "ffn")):
+    """Turn off the dropout of the package's parts; give the layer's own Dropout a fixed mask."""
+    for part, inner in ((p, "attention_dropout" if "attention" in p else "inner_dropout") for p in parts):
+        dropout = getattr(getattr(layer, part, None), inner, None)
+        if dropout is not None:
+            dropout.rate = 0.0
+    own = _own_dropouts(layer)
+    for dropout in own:
+        dropout.call = _fixed_mask
+    return own
+
+
+def _placed(ref, x, mask, norm_first, where):
+    """The reference layer's training output with the fixed mask at ``where``: "output" (the
+    sub-layer's output, right), "sum" (the residual sum), "normed" (after the post-norm), "input"
+    (the sub-layer's input)."""
+    drop = lambda v: _fixed_mask(v, training=True)  # noqa: E731
+
+    def block(v, sublayer, norm):
+        source = norm(v) if norm_first else v
+        y = sublayer(drop(source) if where == "input" else source)
+        if where == "output":
+            y = drop(y)
+        total = v + y
+        if where == "sum":
+            total = drop(total)
+        if norm_first:
+            return total
+        return drop(norm(total)) if where == "normed" else norm(total)
+
+    z = block(x, lambda h: ref.self_attention(h, h, h, attention_mask=mask, training=False), ref.norm1)
+    return to_numpy(block(z, lambda h: ref.ffn(h, training=False), ref.norm2), "")
+
+
+PLACES = {
+    "sum": "on the whole sum x + Sublayer(...): that drops entries of the residual stream x too, which "
+           "the residual connection must carry through unchanged",
+    "normed": "after the layer norm, on LayerNorm(x + Sublayer(x)): the paper drops the sub-layer's output "
+              "\"before it is added to the sub-layer input and normalized\"",
+    "input": "on the sub-layer's input: the paper drops the sub-layer's output, before the residual addition",
+}
+
+
 @test_case(points=1)
 def residual_dropout(MyEncoderLayer):
-    # The attention's and the FFN's own dropout turned off: the dropout of the sub-layers' outputs,
-    # before each residual addition, is then the only thing training=True changes.
+    # The attention's and the FFN's own dropout turned off, and the layer's own Dropout given a mask
+    # fixed in advance: the training output must then be the reference's with that mask on each
+    # sub-layer's output, before the residual addition.
     for norm_first, seed in ((False, 4), (True, 5)):
         x, mask = _inputs(seed)
-        layer = _student(MyEncoderLayer, _reference(seed, norm_first), x, mask, norm_first, dropout=0.5)
-        for part, inner in (("self_attention", "attention_dropout"), ("ffn", "inner_dropout")):
-            dropout = getattr(getattr(layer, part), inner, None)
-            if dropout is not None:
-                dropout.rate = 0.0
-        rates = _own_dropout_rates(layer)
-        if rates and 0.5 not in rates:
+        ref = _reference(seed, norm_first)
+        layer = _student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.5)
+        own = _fix_masks(layer)
+        if not own:
             raise AssertionError(
-                f"Your layer was built with dropout=0.5, but its Dropout has rate {rates[0]}: create it "
+                "Your layer has no keras.layers.Dropout of its own: create one in __init__, "
+                "keras.layers.Dropout(dropout), and apply it to each sub-layer's output before the "
+                "residual addition, passing training=training.")
+        if 0.5 not in [dropout.rate for dropout in own]:
+            raise AssertionError(
+                f"Your layer was built with dropout=0.5, but its Dropout has rate {own[0].rate}: create it "
                 "with the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
-        inference = to_numpy(call(layer, "MyEncoderLayer(...)", x, mask=mask, training=False), "Your output")
-        training = to_numpy(call(layer, "MyEncoderLayer(...)", x, mask=mask, training=True), "Your output")
+        kind = "pre-norm" if norm_first else "post-norm"
+        inference = to_numpy(call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False), "Your output")
+        training = to_numpy(call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=True), "Your output")
         if np.allclose(training, inference, atol=1e-6):
-            kind = "pre-norm" if norm_first else "post-norm"
             raise AssertionError(
                 f"Your {kind} layer, built with dropout=0.5 and called with training=True, gives its "
                 "inference output once the attention's and the FFN's own dropout are off: it has no "
                 "dropout on the sub-layers' outputs. Apply a keras.layers.Dropout(dropout) to each "
                 "sub-layer's output before the residual addition, passing training=training.")
+        if like(training, _placed(ref, x, mask, norm_first, "output"), atol=1e-4):
+            continue
+        for where, message in PLACES.items():
+            if like(training, _placed(ref, x, mask, norm_first, where), atol=1e-4):
+                raise AssertionError(f"Your {kind} layer applies its dropout {message}.")
+        raise AssertionError(
+            f"Your {kind} layer's output with training=True is not the package's under the same dropout "
+            "mask (the check fixes the mask of your Dropout): apply the dropout once to each sub-layer's "
+            "output, before the residual addition, and nowhere else.")

@@ -54,13 +54,13 @@ def _case(seed):
 def _variant(layer, y, context, self_mask, cross_mask, post_norm=False, norm_context=False, norm_output=False):
     """Known wrong versions of the pre-norm decoder layer."""
     if post_norm:
-        z1 = layer.norm1(y + layer.self_attention(y, y, y, mask=self_mask))
-        z2 = layer.norm2(z1 + layer.cross_attention(z1, context, context, mask=cross_mask))
+        z1 = layer.norm1(y + layer.self_attention(y, y, y, attention_mask=self_mask))
+        z2 = layer.norm2(z1 + layer.cross_attention(z1, context, context, attention_mask=cross_mask))
         return to_numpy(layer.norm3(z2 + layer.ffn(z2)), "")
     n1 = layer.norm1(y)
-    z1 = y + layer.self_attention(n1, n1, n1, mask=self_mask)
+    z1 = y + layer.self_attention(n1, n1, n1, attention_mask=self_mask)
     kv = layer.norm2(context) if norm_context else context
-    z2 = z1 + layer.cross_attention(layer.norm2(z1), kv, kv, mask=cross_mask)
+    z2 = z1 + layer.cross_attention(layer.norm2(z1), kv, kv, attention_mask=cross_mask)
     out = z2 + layer.ffn(layer.norm3(z2))
     return to_numpy(layer.norm3(out) if norm_output else out, "")
 
