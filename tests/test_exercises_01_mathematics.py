@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from keras import ops
 
+import tensorflow as tf
+
 import mintransformer as mt
 
 CHAPTER = "01_mathematics"
@@ -24,9 +26,22 @@ def stub(*args, **kwargs):
 
 # The reference answers, as in the chapter's solutions.
 def stable_softmax(z, axis=-1):
+    z = np.asarray(z, dtype="float64")
+    m = np.max(z, axis=axis, keepdims=True)
+    e = np.exp(z - np.where(np.isneginf(m), 0.0, m))
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def finite_softmax(z, axis=-1):  # the chapter's softmax: right for finite logits, nan for a slice of -inf
     z = np.asarray(z)
     e = np.exp(z - np.max(z, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
+
+
+_rng = np.random.default_rng(2)
+Q_SAMPLE, K_SAMPLE = 2.0 * _rng.standard_normal((2, 20000, 256))
+RATIO = float(np.var(np.sum(Q_SAMPLE * K_SAMPLE, axis=-1)) / (256 * 2.0**4))
 
 
 def fixed_attention(Q, K, V):
@@ -44,12 +59,14 @@ RIGHT = {
     },
     "ex-mathematics-temperature": {
         "cold_limit": lambda z: (z == z.max()) / (z == z.max()).sum(),
-        "hot_limit": lambda z: np.full(len(z), 1 / len(z)),
+        "hot_slope": lambda z: (z - z.mean()) / len(z),
     },
     "ex-mathematics-variance": {
         "dot_variance": lambda d_k, sigma: d_k * sigma**4,
         "scaled_dot_variance": lambda d_k, sigma: sigma**4,
-        "sample_ratio": 1.02,
+        "q_sample": Q_SAMPLE,
+        "k_sample": K_SAMPLE,
+        "sample_ratio": RATIO,
     },
     "ex-mathematics-divide-by-dk": {
         "var_divided_by_dk": lambda d_k: 1 / d_k,
@@ -87,7 +104,8 @@ def test_blank_answers_fail_and_say_so(label):
 
 # ---------------------------------------------------------------- stable softmax
 def naive_softmax(z, axis=-1):
-    e = np.exp(z)
+    with np.errstate(all="ignore"):
+        e = np.exp(z)
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
@@ -130,6 +148,38 @@ def test_softmax_rejects_the_known_mistakes(wrong, message):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("wrong,message", [
+    (finite_softmax, "the slice whose entries are all -inf gives nan"),
+    (lambda z, axis=-1: finite_softmax(np.where(np.isneginf(z), -1e9, z), axis),
+     "gets weights that are not 0"),
+    (lambda z, axis=-1: np.nan_to_num(finite_softmax(z, axis), nan=1.0 / np.shape(z)[axis]),
+     "gets weights that are not 0"),
+])
+def test_softmax_names_the_mistakes_on_blocked_slices(wrong, message):
+    passed, text = check("ex-mathematics-softmax", stable_softmax=wrong)
+    assert not passed and message in text, text
+    result = mt.exercises.run_check(CHAPTER, "ex-mathematics-softmax", {"stable_softmax": wrong})
+    assert result.score == 4, text  # only the case with -inf fails
+
+
+def keras_softmax(z, axis=-1):  # the setup cell's helper
+    return ops.convert_to_numpy(ops.softmax(ops.convert_to_tensor(z, dtype="float64"), axis=axis))
+
+
+@pytest.mark.parametrize("wrong", [
+    keras_softmax,
+    ops.softmax,
+    lambda z, axis=-1: ops.convert_to_numpy(tf.nn.softmax(z, axis=axis)),
+    lambda z, axis=-1: np.nan_to_num(keras_softmax(z, axis)),
+])
+def test_softmax_refuses_a_library_softmax(wrong):
+    passed, text = check("ex-mathematics-softmax", stable_softmax=wrong)
+    assert not passed and "calls a library softmax" in text, text
+    assert "Test case passed" not in text, text
+    assert np.allclose(keras_softmax(np.zeros(2)), 0.5)  # and the library works again afterwards
+
+
 def test_softmax_names_keepdims_on_a_square_matrix():
     passed, text = check("ex-mathematics-softmax", stable_softmax=lambda z, axis=-1: (
         no_keepdims(z, axis) if np.shape(z) == (3, 3) else stable_softmax(z, axis)))
@@ -206,14 +256,6 @@ def test_temperature_rejects_any_small_temperature(tau):
     assert not passed and "a small temperature, not the limit" in text, text
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("tau", [1e3, 1e6, 1e8])
-def test_temperature_rejects_a_large_temperature_for_the_limit(tau):
-    passed, text = check("ex-mathematics-temperature", **with_(
-        "ex-mathematics-temperature", hot_limit=lambda z: stable_softmax(z / tau)))
-    assert not passed and "a large temperature, not the limit" in text, text
-
-
 def test_temperature_rejects_the_unnormalised_tie_mask():
     passed, text = check("ex-mathematics-temperature", **with_(
         "ex-mathematics-temperature", cold_limit=lambda z: (z == z.max()).astype(float)))
@@ -239,15 +281,21 @@ def test_temperature_accepts_other_correct_cold_limits(cold_limit):
     assert passed, text
 
 
-def test_temperature_rejects_a_wrong_hot_limit():
-    passed, text = check("ex-mathematics-temperature", **with_(
-        "ex-mathematics-temperature", hot_limit=lambda z: z / z.sum()))
-    assert not passed and "softmax of all zeros" in text, text
+@pytest.mark.parametrize("wrong,message", [
+    (lambda z: np.full(len(z), 1 / len(z)), "is 1/S, the limit itself"),
+    (lambda z: z / len(z), "your deviations do not sum to 0"),
+    (lambda z: z - z.mean(), "is S times too large"),
+    (lambda z: 1e3 * (stable_softmax(z / 1e3) - 1 / len(z)), "close but not exact"),
+    (lambda z: np.zeros(len(z)), "Expand e^(z_i / tau)"),
+])
+def test_temperature_names_the_wrong_hot_slopes(wrong, message):
+    passed, text = check("ex-mathematics-temperature", **with_("ex-mathematics-temperature", hot_slope=wrong))
+    assert not passed and message in text, text
 
 
 # ---------------------------------------------------------------- variance
 @pytest.mark.parametrize("wrong,message", [
-    (lambda d_k, sigma: d_k * sigma**2, "sigma^2 * sigma^2 = sigma^4, not sigma^2"),
+    (lambda d_k, sigma: d_k * sigma**2, "it grows like sigma^2, as if only one"),
     (lambda d_k, sigma: d_k, "does not depend on sigma"),
     (lambda d_k, sigma: np.sqrt(d_k) * sigma**2, "that is the standard deviation"),
     (lambda d_k, sigma: d_k**2 * sigma**4, "not d_k^2 times"),
@@ -261,35 +309,42 @@ def test_variance_names_the_wrong_formulas(wrong, message):
     (lambda d_k, sigma: 1.0, "holds only for sigma = 1"),
     (lambda d_k, sigma: np.sqrt(d_k) * sigma**4, "divides the variance by c^2"),
     (lambda d_k, sigma: d_k * sigma**4, "before dividing by sqrt(d_k)"),
-    (lambda d_k, sigma: sigma**2, "variance sigma^4, not sigma^2"),
+    (lambda d_k, sigma: sigma**2, "it grows like sigma^2; redo the variance of one term"),
 ])
 def test_variance_names_the_wrong_scaled_formulas(wrong, message):
     passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", scaled_dot_variance=wrong))
     assert not passed and message in text, text
 
 
-@pytest.mark.parametrize("ratio,message", [
-    (4.07, "you divided by d_k sigma^2"),
-    (16.3, "you divided by d_k alone"),
-    (16.3, "`scale` is the standard deviation"),
-    (0.5, "within 0.05 of 1"),
-    ("about one", "must be an array or a tensor of numbers"),
+@pytest.mark.parametrize("changes,message", [
+    (dict(sample_ratio=4 * RATIO), "off by a power of sigma"),
+    (dict(sample_ratio=16 * RATIO), "off by a power of sigma"),
+    (dict(sample_ratio=0.5), "within 0.05 of 1"),
+    (dict(sample_ratio="about one"), "must be an array or a tensor of numbers"),
+    (dict(sample_ratio=1.0), "do not type it in"),  # 1.0 typed in: the samples give another ratio
+    (dict(q_sample=2 * Q_SAMPLE), "does not look like components of mean 0 and standard deviation sigma = 2"),
+    (dict(q_sample=Q_SAMPLE[:100]), "has shape (100, 256)"),
+    (dict(k_sample=Q_SAMPLE), "the same array"),
+    (dict(q_sample=...), "`q_sample` is still `...`"),
 ])
-def test_variance_checks_the_measured_ratio(ratio, message):
-    passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", sample_ratio=ratio))
+def test_variance_measures_the_ratio_on_the_students_samples(changes, message):
+    passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", **changes))
     assert not passed and message in text, text
+    for formula in ("sigma^4", "d_k sigma", "= d_k"):
+        assert formula not in text, text  # the messages never state the formula
 
 
 # ---------------------------------------------------------------- divide by d_k
 @pytest.mark.parametrize("wrong,message", [
-    (lambda d_k: 1 / np.sqrt(d_k), "it gives 1/sqrt(d_k)"),
-    (lambda d_k: 1.0, "1 is the variance after dividing by sqrt(d_k)"),
+    (lambda d_k: 1 / np.sqrt(d_k), "it scales like the standard deviation"),
+    (lambda d_k: 1.0, "it is the same for every d_k"),
     (lambda d_k: d_k, "the variance without any scaling"),
-    (lambda d_k: 1 / d_k**2, "Var(q . k) is d_k, not 1"),
+    (lambda d_k: 1 / d_k**2, "starts from a variance of 1 for q . k itself"),
 ])
 def test_divide_by_dk_names_the_wrong_variances(wrong, message):
     passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", var_divided_by_dk=wrong))
     assert not passed and message in text, text
+    assert "d_k^2" not in text and "1/d_k" not in text and "uniform" not in text, text  # no answer given
 
 
 @pytest.mark.parametrize("wrong,message", [
@@ -303,6 +358,7 @@ def test_divide_by_dk_names_the_wrong_variances(wrong, message):
 def test_divide_by_dk_names_the_wrong_limits(wrong, message):
     passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=wrong))
     assert not passed and message in text, text
+    assert "1/d_k" not in text and "uniform" not in text, text  # no answer given
 
 
 # ---------------------------------------------------------------- find and fix the bug
@@ -382,6 +438,17 @@ def swapped(Q, K, V):
 def test_fix_names_the_other_mistakes(wrong, message):
     passed, text = check("ex-mathematics-fix-sum-index", fixed_attention=wrong)
     assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda Q, K, V: mt.scaled_dot_product_attention(Q, K, V),
+    lambda Q, K, V: tuple(ops.convert_to_numpy(t) for t in mt.scaled_dot_product_attention(Q, K, V)),
+    lambda Q, K, V: (keras_softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V, keras_softmax(Q @ K.T / np.sqrt(K.shape[-1]))),
+])
+def test_fix_refuses_the_package_and_a_library_softmax(wrong):
+    passed, text = check("ex-mathematics-fix-sum-index", fixed_attention=wrong)
+    assert not passed and "calls the package's attention or a library softmax" in text, text
+    assert "Test case passed" not in text, text
 
 
 def test_fix_accepts_a_list():

@@ -18,17 +18,18 @@ def variance_after_dividing_by_dk(var_divided_by_dk):
     got = np.array([float(to_numpy(call(var_divided_by_dk, "var_divided_by_dk", int(d)), "the variance"))
                     for d in D_KS])
     for wrong, message in [
-        (1 / np.sqrt(D_KS), "it gives 1/sqrt(d_k). Dividing by a constant c divides the variance "
-                            "by c^2: Var(q . k / d_k) = d_k / d_k^2."),
-        (np.ones(3), "1 is the variance after dividing by sqrt(d_k); dividing by d_k divides "
-                     "Var(q . k) = d_k by d_k^2."),
-        (D_KS, "d_k is the variance without any scaling."),
-        (1 / D_KS**2, "Var(q . k) is d_k, not 1: divided by d_k^2 it is d_k / d_k^2."),
+        (1 / np.sqrt(D_KS), "it scales like the standard deviation, not the variance: dividing a random "
+                            "variable by a constant c divides its variance by c^2, not by c."),
+        (np.ones(3), "it is the same for every d_k, as it is after dividing by sqrt(d_k). Dividing by "
+                     "d_k divides by a larger number."),
+        (D_KS, "it is the variance without any scaling."),
+        (1 / D_KS**2, "it divides the right amount, but starts from a variance of 1 for q . k itself. "
+                      "How does Var(q . k) grow with d_k (the chapter's footnote 4)?"),
     ]:
         if like(got, wrong, rtol=1e-6, atol=1e-12):
             raise AssertionError(f"var_divided_by_dk is wrong: {message}")
     close(got, 1 / D_KS, "var_divided_by_dk(d_k) for d_k = 4, 64, 512", rtol=1e-6, atol=1e-12,
-          hint="Var(X / c) = Var(X) / c^2, and Var(q . k) = d_k.")
+          hint="Start from the variance of q . k, and use what dividing by a constant does to a variance.")
 
 
 
@@ -41,8 +42,8 @@ def the_limit_is_uniform(limits_divided_by_dk):
         what = f"limits_divided_by_dk({S})"
         if like(got, [1.0, 0.0]):
             raise AssertionError(
-                f"{what} = (1, 0) is a hard maximum, the limit WITHOUT scaling. Divided by d_k, the "
-                "scores have variance 1/d_k -> 0: every logit tends to 0."
+                f"{what} = (1, 0) is a hard maximum, the limit WITHOUT scaling. Use your variance of "
+                "q . k / d_k: what happens to it, and so to the logits, as d_k grows?"
             )
         if like(got[1], 1.0):
             raise AssertionError(
@@ -52,5 +53,5 @@ def the_limit_is_uniform(limits_divided_by_dk):
         if (np.log2(S) != 1 and like(got[1], np.log2(S))) or like(got[1], np.log10(S)):
             raise AssertionError(f"{what}: the entropy is in nats, with the natural logarithm (np.log).")
         close(got, [1 / S, np.log(S)], what, atol=1e-6,
-              hint="When every logit tends to 0, the softmax tends to the uniform distribution "
-              "over the S keys.")
+              hint="What do the logits of a row tend to as d_k grows, and what does the softmax make of "
+              "such a row?")

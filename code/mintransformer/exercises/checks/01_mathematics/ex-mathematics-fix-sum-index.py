@@ -5,11 +5,14 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like, pair, to_numpy
+from mintransformer.exercises.checking import LIBRARIES, call, close, library_softmaxes, like, pair, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-fix-sum-index"
 points = 3
+
+RULE = ("`fixed_attention` calls the package's attention or a library softmax: the exercise is to fix the "
+        "sketch's own formula (your stable_softmax of the first exercise may be reused).")
 
 
 def _random(seed, T=3, S=4, d_k=8, d_v=3):
@@ -92,7 +95,8 @@ def _name_the_mistake(w, ref_w, Q, K, case):
 
 
 def _check(fixed_attention, Q, K, V, case, atol):
-    result = call(fixed_attention, "fixed_attention", Q.copy(), K.copy(), V.copy())
+    with refusing([mt.scaled_dot_product_attention, *library_softmaxes()], fixed_attention, RULE, modules=LIBRARIES):
+        result = call(fixed_attention, "fixed_attention", Q.copy(), K.copy(), V.copy())
     first, second = pair(result, "fixed_attention", "(output, weights)", item_ndim=2)
     ref_out, ref_w = (ops.convert_to_numpy(t) for t in mt.scaled_dot_product_attention(Q, K, V))
     if like(first, ref_w, atol=atol) and like(second, ref_out, atol=atol):

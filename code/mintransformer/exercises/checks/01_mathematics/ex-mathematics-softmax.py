@@ -1,14 +1,17 @@
-"""Exercise: a numerically stable softmax in NumPy, along any axis."""
+"""Exercise: a numerically stable softmax in NumPy, along any axis, that gives zeros to a slice of -inf."""
 
 import numpy as np
 from keras import ops
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import LIBRARIES, call, close, library_softmaxes, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-softmax"
-points = 4
+points = 5
+
+RULE = ("`stable_softmax` calls a library softmax (Keras's, TensorFlow's or SciPy's, perhaps through the "
+        "setup cell's keras_softmax): the exercise is to write it in NumPy from the equation.")
 
 
 def _reference(z, axis=-1):
@@ -17,7 +20,8 @@ def _reference(z, axis=-1):
 
 def _run(stable_softmax, z, **kwargs):
     try:
-        result = call(stable_softmax, "stable_softmax", z, **kwargs)
+        with refusing(library_softmaxes(), stable_softmax, RULE, modules=LIBRARIES):
+            result = call(stable_softmax, "stable_softmax", z, **kwargs)
     except AssertionError as error:
         if "broadcast" in str(error):
             raise AssertionError(
@@ -119,7 +123,7 @@ def leaves_its_input_alone(stable_softmax):
     before = z.copy()
     _run(stable_softmax, z)  # a placeholder or a crash fails here, with its message
     try:  # `call` hands the function a copy: call it on z itself to see whether it changes it
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), refusing(library_softmaxes(), stable_softmax, RULE, modules=LIBRARIES):
             stable_softmax(z)
     except Exception:
         pass
@@ -128,3 +132,41 @@ def leaves_its_input_alone(stable_softmax):
             "`stable_softmax` changed the array it was given (an in-place `z -= ...`). Write "
             "z = z - np.max(...) instead: the caller's logits must stay as they were."
         )
+
+
+def _blocked_reference(z, axis=-1):
+    """The softmax with -inf entries: 0 for them, and all zeros for a slice of -inf only."""
+    m = np.max(z, axis=axis, keepdims=True)
+    e = np.exp(z - np.where(np.isneginf(m), 0.0, m))
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+@test_case(points=1)
+def blocked_logits(stable_softmax):
+    inf = np.inf
+    z = np.array([[0.0, -inf, 1.0, -inf],      # two blocked keys
+                  [-inf, -inf, -inf, -inf],    # nothing to attend to
+                  [1000.0, -inf, 999.0, 0.0],  # large and blocked
+                  [-inf, -1000.0, -inf, -inf]])
+    for array, axis in [(z, -1), (z.T.copy(), 0)]:
+        got = _run(stable_softmax, array.copy(), axis=axis)
+        expected = _blocked_reference(array, axis=axis)
+        what = f"stable_softmax(z, axis={axis}) for logits with -inf entries (blocked keys)"
+        empty = np.broadcast_to(np.all(np.isneginf(array), axis=axis, keepdims=True), array.shape)
+        if got.shape == array.shape and np.all(np.isfinite(got[~empty])) and np.allclose(
+                got[~empty], expected[~empty], atol=1e-6):
+            if np.any(np.isnan(got[empty])):
+                raise AssertionError(
+                    f"{what}: the slice whose entries are all -inf gives nan. Its maximum is itself -inf, "
+                    "and -inf - (-inf) is nan. A slice with nothing to attend to must give all-zero weights: "
+                    "shift it by something finite, and do not divide by its sum of 0."
+                )
+            if np.any(got[empty] > 0):
+                raise AssertionError(
+                    f"{what}: the slice whose entries are all -inf gets weights that are not 0 (a finite "
+                    "number put in place of -inf?). Every key of that slice is blocked: each must get exactly 0."
+                )
+        close(got, expected, what, atol=1e-6,
+              hint="A -inf entry is a blocked key: its weight is exactly 0, and the other entries of its "
+              "slice share the weight as usual.")

@@ -1,4 +1,4 @@
-"""Exercise: the limits of softmax(z / tau) as the temperature goes to 0 and to infinity."""
+"""Exercise: the cold limit of softmax(z / tau) with ties, and how the weights leave 1/S at a high temperature."""
 
 import numpy as np
 from otter.test_files import test_case
@@ -84,22 +84,37 @@ def cold(cold_limit):
 
 
 @test_case(points=1)
-def hot(hot_limit):
+def hot(hot_slope):
     cases = [np.array([2.0, 1.0, 0.5, -1.0]),
              np.array([10.0, -3.0, 0.0, 7.0, 1.0]),
-             np.array([1e6, -1e6, 0.0])]  # large logits: a large tau is still far from the limit
+             np.array([4.0, 4.0, 1.0]),
+             np.array([-2.0, -2.0, -2.0])]  # a constant row: uniform at every temperature
     for z in cases:
         with np.errstate(all="ignore"):
-            got = to_numpy(call(hot_limit, "hot_limit", z.copy()), "The result of `hot_limit`")
-        what = f"hot_limit({z.tolist()})"
-        expected = np.full(len(z), 1 / len(z))
-        if not like(got, expected, atol=1e-6):
-            tau = _fitted_temperature(got, z)
-            if tau is not None:
+            got = to_numpy(call(hot_slope, "hot_slope", z.copy()), "The result of `hot_slope`")
+        S = len(z)
+        expected = (z - z.mean()) / S
+        what = f"hot_slope({z.tolist()})"
+        if got.shape == z.shape and not like(got, expected, atol=1e-6):
+            if like(got, np.full(S, 1 / S)):
                 raise AssertionError(
-                    f"{what} is softmax(z / tau) with tau = {tau:.0e}: a large temperature, not the "
-                    "limit. Large logits need ever larger tau; in the limit every z_i / tau is 0. "
-                    "Write the limit from your formula."
+                    f"{what} is 1/S, the limit itself. The task asks for the next term: the vector c with "
+                    "softmax(z / tau) = 1/S + c / tau + O(1/tau^2), how each weight leaves 1/S."
+                )
+            if like(got, z / S):
+                raise AssertionError(
+                    f"{what}: your deviations do not sum to 0, so the weights would not sum to 1 at a large "
+                    "tau. The denominator changes with tau too: expand it as well as the numerator."
+                )
+            if like(got, z - z.mean()):
+                raise AssertionError(
+                    f"{what} is S times too large: the deviation of a weight is a fraction of the uniform "
+                    "weight 1/S."
+                )
+            if like(got, expected, atol=1e-3):
+                raise AssertionError(
+                    f"{what} is close but not exact: a softmax evaluated at a finite tau still carries the "
+                    "terms of order 1/tau^2. Write c from your expansion."
                 )
         close(got, expected, what, atol=1e-6,
-              hint="As tau -> infinity every z_i / tau -> 0: what is the softmax of all zeros?")
+              hint="Expand e^(z_i / tau) = 1 + z_i / tau + O(1/tau^2) in the numerator and in the denominator.")

@@ -1,4 +1,4 @@
-"""Exercise: the variance of q . k is d_k sigma^4; of q . k / sqrt(d_k), sigma^4."""
+"""Exercise: the variance of q . k for components of variance sigma^2, measured on the student's own sample."""
 
 import numpy as np
 from otter.test_files import test_case
@@ -32,11 +32,11 @@ def variance_of_the_dot_product(dot_variance):
     got = _values(dot_variance, "dot_variance")
     _name_the_mistake(got, "dot_variance(d_k, sigma)", [
         (lambda d, s: d * s**2,
-         "it gives d_k sigma^2. The variance of one term is Var(q_i k_i) = E[q_i^2] E[k_i^2] = "
-         "sigma^2 * sigma^2 = sigma^4, not sigma^2."),
+         "it grows like sigma^2, as if only one of q_i and k_i had variance sigma^2. A term q_i k_i is "
+         "a product of two such components: write Var(q_i k_i) with E[q_i^2] and E[k_i^2]."),
         (lambda d, s: d,
-         "it does not depend on sigma. With variance sigma^2 per component, each term q_i k_i has "
-         "variance sigma^4."),
+         "it does not depend on sigma. Larger components give larger products: redo the variance of "
+         "one term q_i k_i with variance sigma^2 per component."),
         (lambda d, s: np.sqrt(d) * s**2,
          "that is the standard deviation of q . k; the variance is its square."),
         (lambda d, s: d**2 * s**4,
@@ -51,42 +51,63 @@ def variance_of_the_scaled_dot_product(scaled_dot_variance):
     got = _values(scaled_dot_variance, "scaled_dot_variance")
     _name_the_mistake(got, "scaled_dot_variance(d_k, sigma)", [
         (lambda d, s: 1.0 + 0 * d,
-         "it is always 1, which holds only for sigma = 1. Dividing by sqrt(d_k) removes the factor "
-         "d_k, not sigma^4."),
+         "it is always 1, which holds only for sigma = 1. Dividing by sqrt(d_k) removes the dependence "
+         "on d_k, not the one on sigma."),
         (lambda d, s: np.sqrt(d) * s**4,
          "dividing by a constant c divides the variance by c^2: here by (sqrt(d_k))^2 = d_k."),
         (lambda d, s: d * s**4,
          "that is the variance before dividing by sqrt(d_k)."),
         (lambda d, s: s**2,
-         "one term q_i k_i has variance sigma^4, not sigma^2, so Var(q . k / sqrt(d_k)) = "
-         "d_k sigma^4 / d_k."),
+         "it grows like sigma^2; redo the variance of one term q_i k_i, a product of two components "
+         "of variance sigma^2 each."),
     ])
     close(got, _formula(lambda d, s: s**4 + 0 * d), "scaled_dot_variance(d_k, sigma)", rtol=1e-6,
           atol=1e-9, hint="Var(X / c) = Var(X) / c^2.")
 
 
+N_PAIRS, D_K, SIGMA = 20_000, 256, 2.0
+
+
+def _sample(value, name):
+    answered(value, name)
+    array = to_numpy(value, name)
+    if array.shape != (N_PAIRS, D_K):
+        raise AssertionError(f"{name} has shape {array.shape}: draw {N_PAIRS:,} vectors of d_k = {D_K} "
+                             f"components, shape ({N_PAIRS}, {D_K}).")
+    if abs(array.mean()) > 0.05 or not 0.97 < array.std() / SIGMA < 1.03:
+        raise AssertionError(
+            f"{name} does not look like components of mean 0 and standard deviation sigma = 2 (its "
+            "standard deviation is " + ("too large" if array.std() > SIGMA else "too small") + " or its mean "
+            "is not near 0). `scale` is the standard deviation: sigma * rng.standard_normal(...) or "
+            "rng.normal(scale=sigma, ...)."
+        )
+    return array
+
+
 @test_case(points=1)
-def measured_ratio(sample_ratio):
+def measured_ratio(sample_ratio, q_sample, k_sample):
     answered(sample_ratio, "sample_ratio")
     try:
         ratio = float(np.asarray(to_numpy(sample_ratio, "sample_ratio")).squeeze())
     except TypeError:
         raise AssertionError("sample_ratio must be one number: the sample variance divided by "
                              "your formula.") from None
-    if abs(ratio - 4) < 0.2:
-        raise AssertionError(
-            f"sample_ratio = {ratio:.2f}, about 4 = sigma^2: you divided by d_k sigma^2. The "
-            "variance of q . k is d_k sigma^4."
-        )
-    if abs(ratio - 16) < 0.8:
-        raise AssertionError(
-            f"sample_ratio = {ratio:.2f}, about 16 = sigma^4: either you divided by d_k alone (the "
-            "variance of q . k is d_k sigma^4), or you drew with scale sigma^2 = 4 "
-            "(rng.normal(scale=sigma**2)): `scale` is the standard deviation, sigma = 2."
-        )
+    q, k = _sample(q_sample, "q_sample"), _sample(k_sample, "k_sample")
+    if np.array_equal(q, k):
+        raise AssertionError("q_sample and k_sample are the same array: q and k are independent, draw "
+                             "them separately.")
     if not abs(ratio - 1) < 0.05:
+        off_by_sigma = any(abs(ratio / p - 1) < 0.05 for p in (SIGMA**2, SIGMA**4, SIGMA**-2, SIGMA**-4))
         raise AssertionError(
-            f"sample_ratio = {ratio:.2f}; with 20,000 pairs it should be within 0.05 of 1. Draw q "
-            "and k with sigma = 2 (sigma * rng.standard_normal(...)), take the variance of the "
-            "20,000 dot products, and divide it by your formula at d_k = 256, sigma = 2."
+            f"sample_ratio = {ratio:.2f}; with 20,000 pairs it should be within 0.05 of 1. " + (
+                "It is off by a power of sigma = 2: your formula, or the scale you drew with, misses one "
+                "(`scale` is the standard deviation, sigma)." if off_by_sigma else
+                "Take the variance of the 20,000 dot products of q_sample and k_sample, and divide it by "
+                "your formula at d_k = 256, sigma = 2.")
+        )
+    measured = np.var(np.sum(q * k, axis=-1)) / (D_K * SIGMA**4)
+    if abs(ratio - measured) > 1e-3 * measured:
+        raise AssertionError(
+            "sample_ratio is not the ratio that your own q_sample and k_sample give: measure it on them (the "
+            "sample variance of the 20,000 dot products, divided by your formula), do not type it in."
         )
