@@ -33,7 +33,7 @@ class StubLayer(keras.layers.Layer):
 
 
 @pytest.mark.parametrize("label,names", [
-    ("ex-layers-ffn-count", ["ffn_params", "encoder_layer_params"]),
+    ("ex-layers-ffn-count", ["ffn_params", "decoder_layer_params"]),
     ("ex-layers-implement-ffn", ["MyFeedForward"]),
     ("ex-layers-implement-encoder-layer", ["MyEncoderLayer"]),
     ("ex-layers-which-positions", ["changed_decoder_masked", "changed_decoder_unmasked", "changed_encoder"]),
@@ -63,28 +63,43 @@ def _ffn(d, dff):
 
 
 def _layer(d, dff):
-    return 4 * (d * d + d) + _ffn(d, dff) + 4 * d
+    return 8 * (d * d + d) + _ffn(d, dff) + 6 * d  # two attentions, the FFN, three layer norms
+
+
+def test_ffn_count_reference_equals_the_package():
+    for d, heads, dff in [(512, 8, 2048), (12, 3, 20)]:
+        layer = mt.DecoderLayer(d, heads, dff)
+        layer.build((None, None, d), (None, None, d))
+        assert layer.count_params() == _layer(d, dff) and layer.ffn.count_params() == _ffn(d, dff)
+    passed, text = check("ex-layers-ffn-count", ffn_params=_ffn, decoder_layer_params=_layer)
+    assert passed, text
 
 
 @pytest.mark.parametrize("ffn_params,message", [
     (lambda d, dff: 2 * d * dff, "add the biases"),
     (lambda d, dff: 2 * d * dff + dff, "one bias only"),
     (lambda d, dff: d * dff + dff, "counts one linear map"),
+    (lambda d, dff: 2 * d * dff + dff + d + 1, "too many"),
 ])
 def test_ffn_count_rejects_the_wrong_ffn_counts(ffn_params, message):
-    passed, text = check("ex-layers-ffn-count", ffn_params=ffn_params, encoder_layer_params=_layer)
+    passed, text = check("ex-layers-ffn-count", ffn_params=ffn_params, decoder_layer_params=_layer)
     assert not passed and message in text, text
+    assert f"{_ffn(512, 2048):,}" not in text  # never the expected value
 
 
-@pytest.mark.parametrize("encoder_layer_params,message", [
-    (lambda d, dff: 4 * d * d + _ffn(d, dff) + 4 * d, "4 x d_model short"),
-    (lambda d, dff: 3 * (d * d + d) + _ffn(d, dff) + 4 * d, "three attention projections"),
-    (lambda d, dff: 4 * (d * d + d) + _ffn(d, dff) + 2 * d, "has one layer norm"),
-    (lambda d, dff: 4 * (d * d + d) + 4 * d, "leaves out the feed-forward network"),
+@pytest.mark.parametrize("decoder_layer_params,message", [
+    (lambda d, dff: 4 * (d * d + d) + _ffn(d, dff) + 4 * d, "counts an encoder layer"),
+    (lambda d, dff: 4 * (d * d + d) + _ffn(d, dff) + 6 * d, "has one attention"),
+    (lambda d, dff: 8 * (d * d + d) + _ffn(d, dff) + 4 * d, "has two layer norms"),
+    (lambda d, dff: 6 * (d * d + d) + _ffn(d, dff) + 6 * d, "too few projections"),
+    (lambda d, dff: 8 * d * d + _ffn(d, dff) + 6 * d, "leaves out biases"),
+    (lambda d, dff: 8 * (d * d + d) + 6 * d, "leaves out the feed-forward network"),
+    (lambda d, dff: _layer(d, dff) + 1, "too many"),
 ])
-def test_ffn_count_rejects_the_wrong_layer_counts(encoder_layer_params, message):
-    passed, text = check("ex-layers-ffn-count", ffn_params=_ffn, encoder_layer_params=encoder_layer_params)
+def test_ffn_count_rejects_the_wrong_layer_counts(decoder_layer_params, message):
+    passed, text = check("ex-layers-ffn-count", ffn_params=_ffn, decoder_layer_params=decoder_layer_params)
     assert not passed and message in text, text
+    assert f"{_layer(512, 2048):,}" not in text  # never the expected value
 
 
 # ex-layers-implement-ffn
@@ -274,7 +289,7 @@ def test_which_positions_rejects_the_wrong_predictions(name, value, message):
 # ex-layers-fix-missing-masks
 
 def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_training=False,
-            always_training=False):
+            always_training=False, cross_from_target=False):
     def run(encoder_layer, decoder_layer, embed, src_tokens, tgt_tokens, training=False):
         training = True if always_training else training
         src = mt.padding_mask(src_tokens)
@@ -285,8 +300,9 @@ def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_
         else:
             context = encoder_layer(embed(src_tokens), attention_mask=src if encoder_mask else None,
                                     training=training)
+        cross = mt.padding_mask(tgt_tokens) if cross_from_target else src
         return decoder_layer(embed(tgt_tokens), context, self_mask=masks[self_mask],
-                             cross_mask=src if cross_mask else None, training=training)
+                             cross_mask=cross if cross_mask else None, training=training)
     return run
 
 
@@ -305,11 +321,19 @@ def test_fix_missing_masks_rejects_the_course_chapter_and_half_fixes(layers, mes
     assert not passed and message in text, text
 
 
+def test_fix_missing_masks_rejects_a_cross_mask_from_the_target():
+    result = mt.exercises.run_check(CHAPTER, "ex-layers-fix-missing-masks",
+                                    {"fixed_layers": _layers(cross_from_target=True)})
+    text = result.summary()
+    assert not result.passed_all and "built from the target tokens" in text, text
+    assert "The mask of shape (2, 1, 1, 5)" in text  # S != T: the package refuses it
+
+
 def test_fix_missing_masks_names_an_index_of_the_full_output():
     # The comparison with the package keeps the (B, T, D) layout: the index it names means something.
     result = mt.exercises.run_check(CHAPTER, "ex-layers-fix-missing-masks",
                                     {"fixed_layers": _layers(self_mask="padding")})
-    assert re.search(r"\(B, T, D\) at the real \(non-pad\) target positions is wrong: at index \(\d+, \d+, \d+\)",
+    assert re.search(r"\(B, T, D\) at the real \(non-pad\) target positions is wrong.*index \(\d+, \d+, \d+\)",
                      result.summary()), result.summary()
 
 

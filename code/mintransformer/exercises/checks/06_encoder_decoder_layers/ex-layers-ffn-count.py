@@ -1,4 +1,4 @@
-"""Exercise: the number of parameters of the FFN and of an encoder layer, as formulas."""
+"""Exercise: the number of parameters of the FFN and of a decoder layer, as formulas."""
 
 from otter.test_files import test_case
 
@@ -22,8 +22,8 @@ def _count(function, fname, d, dff):
 
 
 def _truth(d, heads, dff):
-    layer = mt.EncoderLayer(d, heads, dff)
-    layer.build((None, None, d))
+    layer = mt.DecoderLayer(d, heads, dff)
+    layer.build((None, None, d), (None, None, d))
     return layer.ffn.count_params(), layer.count_params()
 
 
@@ -45,35 +45,41 @@ def feed_forward(ffn_params):
             raise AssertionError(
                 f"ffn_params({d}, {dff}) = {got:,} counts one linear map: the FFN has two, "
                 "W_1 (d_model x d_ff) and W_2 (d_ff x d_model), each with its bias.")
+        side = "many" if got > ffn else "few"
         raise AssertionError(
-            f"ffn_params({d}, {dff}) = {got:,}; mt.FeedForward({d}, {dff}) has {ffn:,} parameters. "
-            "Count the entries of W_1, b_1, W_2 and b_2.")
+            f"ffn_params({d}, {dff}) = {got:,} is too {side}: it must equal mt.FeedForward({d}, {dff})"
+            ".count_params(). Count the entries of W_1, b_1, W_2 and b_2.")
 
 
 @test_case(points=1)
-def encoder_layer(encoder_layer_params):
-    answered(encoder_layer_params, "encoder_layer_params")
+def decoder_layer(decoder_layer_params):
+    answered(decoder_layer_params, "decoder_layer_params")
     for d, heads, dff in SIZES:
-        got, (ffn, total) = _count(encoder_layer_params, "encoder_layer_params", d, dff), _truth(d, heads, dff)
+        got, (ffn, total) = _count(decoder_layer_params, "decoder_layer_params", d, dff), _truth(d, heads, dff)
         if got == total:
             continue
-        at = f"encoder_layer_params({d}, {dff}) = {got:,}"
-        if got == total - 4 * d:
-            raise AssertionError(f"{at} is 4 x d_model short: the four biases of W_Q, W_K, W_V "
-                                 "and W_O (d_model entries each), or the two layer norms' gamma and "
-                                 "beta (d_model entries each), are missing.")
-        if got == total - 8 * d:
-            raise AssertionError(f"{at} leaves out the four attention biases and the two layer "
-                                 "norms' gamma and beta (d_model entries each).")
+        at = f"decoder_layer_params({d}, {dff}) = {got:,}"
+        attention = 4 * (d * d + d)
+        if got == total - attention - 2 * d:
+            raise AssertionError(f"{at} counts an encoder layer: the decoder layer has a second attention, "
+                                 "cross-attention, with its own four projections, and a third layer norm.")
+        if got == total - attention:
+            raise AssertionError(f"{at} has one attention: cross-attention is a second multi-head attention, "
+                                 "with its own W_Q, W_K, W_V and W_O and their biases.")
         if got == total - 2 * d:
-            raise AssertionError(f"{at} has one layer norm: the layer has two, one per sub-layer, "
+            raise AssertionError(f"{at} has two layer norms: the decoder layer has three, one per sub-layer, "
                                  "each with gamma and beta of d_model entries.")
-        if got in (total - d * d - d, total - d * d):
-            raise AssertionError(f"{at} counts three attention projections: there are four, "
-                                 "W_Q, W_K, W_V and the output projection W_O.")
+        if got in (total - 2 * (d * d + d), total - d * d - d):
+            raise AssertionError(f"{at} gives cross-attention too few projections. Its keys and values come "
+                                 "from the encoder, but they are still projected by its own W_K and W_V, its "
+                                 "queries by W_Q, and its output by W_O: four, as in self-attention.")
+        if got in (total - 8 * d, total - 12 * d, total - 14 * d):
+            raise AssertionError(f"{at} leaves out biases or the layer norms' gamma and beta: every projection "
+                                 "has a bias of d_model entries, every layer norm 2 x d_model parameters.")
         if got == total - ffn:
             raise AssertionError(f"{at} leaves out the feed-forward network.")
+        side = "many" if got > total else "few"
         raise AssertionError(
-            f"{at}; mt.EncoderLayer({d}, {heads}, {dff}) has {total:,} parameters: multi-head "
-            "attention (W_Q, W_K, W_V, W_O with biases), the FFN, and two layer norms. "
-            "The number of heads changes nothing: the heads split the same D x D matrices.")
+            f"{at} is too {side}: it must equal mt.DecoderLayer({d}, {heads}, {dff}).count_params(): two "
+            "multi-head attentions (W_Q, W_K, W_V, W_O with biases), the FFN, and three layer norms. The "
+            "number of heads changes nothing: the heads split the same D x D matrices.")

@@ -8,7 +8,7 @@ from mintransformer.exercises.checking import call, close, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-layers-fix-missing-masks"
-points = 3
+points = 4
 
 D, H, DFF, VOCAB = 8, 2, 16, 12
 SOURCE = np.array([[5, 9, 3, 7, 2, 8], [4, 6, 11, 7, 0, 0]])  # (B, S); 0 = padding
@@ -64,12 +64,13 @@ def _first_run(fixed_layers, layers):
     return out
 
 
-def _reference(layers, source, target, encoder_mask=True, cross_mask=True):
+def _reference(layers, source, target, encoder_mask=True, cross_mask=True, cross_from_target=False):
     embed, encoder_layer, decoder_layer = layers
     src_mask = mt.padding_mask(source)
+    cross = mt.padding_mask(target if cross_from_target else source)
     context = encoder_layer(embed(source), attention_mask=src_mask if encoder_mask else None, training=False)
     return to_numpy(decoder_layer(embed(target), context, self_mask=mt.decoder_self_mask(target),
-                                  cross_mask=src_mask if cross_mask else None, training=False), "")
+                                  cross_mask=cross if cross_mask else None, training=False), "")
 
 
 @test_case(points=1)
@@ -121,3 +122,24 @@ def same_as_the_package(fixed_layers):
           "The decoder output (B, T, D) at the real (non-pad) target positions", atol=1e-5,
           hint="Encoder: attention_mask=padding_mask(source). Decoder: self_mask=decoder_self_mask(target), "
                "cross_mask=padding_mask(source). training= by keyword.")
+
+
+SAME_LENGTH = np.array([[5, 9, 3, 7, 2], [4, 6, 11, 0, 0]])  # a source as long as TARGET, other pads
+
+
+@test_case(points=1)
+def a_source_as_long_as_the_target(fixed_layers):
+    # S = T: a padding mask of the wrong sequence broadcasts silently.
+    layers = _layers()
+    out = _run(fixed_layers, layers, SAME_LENGTH, TARGET)
+    expected = _reference(layers, SAME_LENGTH, TARGET)
+    if like(out[REAL], _reference(layers, SAME_LENGTH, TARGET, cross_from_target=True)[REAL], atol=1e-5):
+        raise AssertionError(
+            "With a source as long as the target, your cross-attention hides the target's pads instead of "
+            "the source's: its mask is built from the target tokens (with S != T it raised, with S = T it "
+            "broadcasts without a word). Cross-attention's keys are source positions: its mask comes from "
+            "the source tokens.")
+    real = REAL[..., None]
+    close(np.where(real, out, 0), np.where(real, expected, 0),
+          "With a source as long as the target, the decoder output (B, T, D) at the real target positions",
+          atol=1e-5, hint="Each mask is built from the tokens of the sequence its KEYS come from.")
