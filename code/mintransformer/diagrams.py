@@ -85,7 +85,7 @@ def scaled_dot_product_attention_figure():
         _box(ax, 0, y, 2.0, 0.5, label, color)
     for below, above in zip(ys, ys[1:]):
         _arrow(ax, (0, below + 0.25), (0, above - 0.25))
-    _note(ax, -0.15, 1.85, "logits (B, h, T, S)", ha="right")
+    _note(ax, -0.15, 2.95, "logits (B, h, T, S)", ha="right")  # the scaled product
     _note(ax, -0.15, 5.15, "weights (B, h, T, S)", ha="right")
     ax.text(-1.6, 3.5, "mask\nTrue = may attend", ha="right", va="center", fontsize=7.5,
             color=SHAPE)

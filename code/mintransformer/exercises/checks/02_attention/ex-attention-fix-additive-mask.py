@@ -4,11 +4,14 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-attention-fix-additive-mask"
 points = 3
+
+RULE = ("`fixed_attention` calls the package's scaled_dot_product_attention: fix the tutorial's own code "
+        "instead.")
 
 EMPTY_ROW = ("With only a large negative number added, a row with no allowed key becomes uniform "
              "(every logit is about -1e9): it must give weights 0 and output 0, as the package does.")
@@ -35,10 +38,12 @@ def _hint(w, ref, keep):
 
 
 def _check(fixed_attention, q, k, v, mask, case):
-    result = call(fixed_attention, "fixed_attention", q, k, v, mask)
+    ref_out, ref_w = (to_numpy(t, "") for t in mt.scaled_dot_product_attention(q, k, v, mask=mask))
+    unscaled = to_numpy(mt.scaled_dot_product_attention(q * np.sqrt(q.shape[-1]), k, v, mask=mask)[1], "")
+    with refusing([mt.scaled_dot_product_attention], fixed_attention, RULE):
+        result = call(fixed_attention, "fixed_attention", q, k, v, mask)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise AssertionError("`fixed_attention` must still return (output, weights).")
-    ref_out, ref_w = (to_numpy(t, "") for t in mt.scaled_dot_product_attention(q, k, v, mask=mask))
     if like(result[0], ref_w, atol=1e-4) and not like(result[0], ref_out, atol=1e-4):
         raise AssertionError(f"{case}: you returned (weights, output); return (output, weights), in that order.")
     w = to_numpy(result[1], "the weights array")
@@ -49,10 +54,9 @@ def _check(fixed_attention, q, k, v, mask, case):
         mixed = np.broadcast_to(keep.any(axis=-1, keepdims=True) & ~keep.all(axis=-1, keepdims=True), keep.shape)
         if np.all(w[mixed & keep] < 1e-3) and np.any(w[mixed & ~keep] > 1e-3):
             raise AssertionError(
-                f"{case}: still the bug. The mask is True where a query may attend, so adding "
-                "mask * -1e9 pushes down exactly the keys that should be kept."
+                f"{case}: still the bug: the weight goes to the wrong keys. Which keys does the book's "
+                "mask mark True, and which keys does the tutorial's mask mark 1?"
             )
-        unscaled = to_numpy(mt.scaled_dot_product_attention(q * np.sqrt(q.shape[-1]), k, v, mask=mask)[1], "")
         empty = ~keep.any(axis=-1, keepdims=True)  # a half fix leaves these rows uniform
         if not like(unscaled, ref_w) and (
                 like(w, unscaled) or like(w, np.where(empty, 1.0 / keep.shape[-1], unscaled))):

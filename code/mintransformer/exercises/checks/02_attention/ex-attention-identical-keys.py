@@ -49,9 +49,9 @@ def with_mask(predict_identical_keys):
     if predicted.shape in (expected.shape, expected.shape[-1:], (1, expected.shape[-1])) and like(
             np.broadcast_to(predicted, expected.shape), np.broadcast_to(v.mean(axis=0), expected.shape)):
         raise AssertionError(
-            "With a mask, you returned the mean of all the values. Query t sees only the keys its mask "
-            "row allows: return one row per query (T x d_v), row t the mean of the values query t may see."
+            "With a mask, you returned the mean of all the values, the same for every query: the mask "
+            "changes which keys each query can see. Return one row per query (T x d_v)."
         )
     close(predicted, expected,
           "Your prediction with a mask (one row per query, T x d_v)", atol=1e-5,
-          hint="With a mask, row t is uniform over the keys that query t may see, and only those.")
+          hint="What does the mask do to a row of logits that are all equal?")

@@ -4,11 +4,14 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import Unanswered, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-attention-implement"
-points = 3
+points = 4
+
+RULE = ("`my_attention` calls the package's scaled_dot_product_attention (or a layer built on it): write "
+        "the attention yourself, from the equation.")
 
 NO_MASK = "weights = softmax(Q K^T / sqrt(d_k)) along the last axis (over the keys)."
 EMPTY_ROW = ("A query that may attend to no key gets weights 0 and output 0: not NaN "
@@ -70,11 +73,20 @@ def _hint(w, ref, keep):
 
 
 def _compare(my_attention, q, k, v, mask, case):
-    result = call(my_attention, "my_attention", q, k, v, mask=mask)
+    ref_output, ref_weights = (to_numpy(t, "") for t in mt.scaled_dot_product_attention(q, k, v, mask=mask))
+    try:
+        with refusing([mt.scaled_dot_product_attention], my_attention, RULE):
+            result = call(my_attention, "my_attention", q, k, v, mask=mask)
+    except AssertionError as error:
+        if q.ndim < 4 and str(error) != RULE and not isinstance(error, Unanswered):
+            raise AssertionError(
+                f"{case}: {error} Your attention must work for any number of leading axes: transpose only "
+                "the last two axes of k, whatever comes before them."
+            ) from None
+        raise
     if not (isinstance(result, tuple) and len(result) == 2):
         raise AssertionError("`my_attention` must return a pair: (output, weights).")
     output, weights = result
-    ref_output, ref_weights = (to_numpy(t, "") for t in mt.scaled_dot_product_attention(q, k, v, mask=mask))
     if (like(output, ref_weights, atol=1e-4) or (
             ref_output.shape != ref_weights.shape and np.shape(output) == ref_weights.shape
             and np.shape(weights) == ref_output.shape)):
@@ -122,3 +134,13 @@ def a_query_with_nothing_to_attend_to(my_attention):
     q, k, v = _inputs(2, (1, 1, 2, 4), (1, 1, 3, 4))
     mask = np.array([[True, True, False], [False, False, False]])  # query 1 may see no key
     _compare(my_attention, q, k, v, mask, "A query whose mask row is all False")
+
+
+@test_case(points=1)
+def fewer_leading_axes(my_attention):
+    q, k, v = _inputs(3, (4, 8), (5, 8))  # one example, one head: (T, d_k)
+    _compare(my_attention, q, k, v, None, "Queries (T, d_k) without batch or head axes")
+    q, k, v = _inputs(4, (2, 4, 8), (2, 5, 8))  # (B, T, d_k)
+    mask = np.array([[True, True, False, False, False]] * 4)[None] & np.array([True, False])[:, None, None]
+    mask[1, 0] = True  # sentence 1: query 0 sees every key, the others none
+    _compare(my_attention, q, k, v, mask, "Queries (B, T, d_k) with a mask (B, T, S)")
