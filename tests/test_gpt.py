@@ -321,6 +321,8 @@ def test_the_addition_split_holds_each_pair_out_in_both_orders():
     seen = {p for p, _ in train}
     assert not any(f"{p[:-1].split('+')[1]}+{p[:-1].split('+')[0]}=" in seen for p, _ in test)
     assert max(len(p) + len(a) for p, a in train + test) == addition.context_length()  # 99+99=198, read whole
+    # The sums 0 and 1 (0+0, 0+1, 1+0) are all held out: no training answer is "0" or "1" (chapter 11).
+    assert {"0+0=", "0+1=", "1+0="} <= {p for p, _ in test} and not {"0", "1"} & {a for _, a in train}
 
 
 def test_the_addition_model_is_built_from_its_seed():

@@ -24,7 +24,9 @@ TRAINING = dict(steps=3000, batch_size=64, warmup_steps=300, cooldown_steps=750)
 def task(digits=DIGITS, held_out=0.1, seed=0):
     """``(tokenizer, train pairs, held-out pairs)``: every problem, split once by ``seed``.
 
-    The split is over unordered pairs {a, b}: ``a+b=`` and ``b+a=`` are held out together.
+    The split is over unordered pairs {a, b}: ``a+b=`` and ``b+a=`` are held out together. With
+    ``seed=0`` the pairs {0, 0} and {0, 1} are held out, the only problems whose sum is 0 or 1: no
+    training answer is ``"0"`` or ``"1"`` (chapter 11; ``tests/test_gpt.py`` checks it).
     """
     def pair(problem):
         a, b = problem[0][:-1].split("+")
