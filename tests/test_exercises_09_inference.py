@@ -222,9 +222,10 @@ def _step(mask):
             "right": ops.logical_and(ops.less_equal(slots, position)[None, :], tokens)[:, None, None, :],
             "tokens only": tokens[:, None, None, :],  # right for a fresh cache: unwritten slots are False
         }[mask]
-        y, _ = layer.self_attention.attend(x, keys, values, mask=seen)
+        y, _ = layer.self_attention.attend(x, keys, values, attention_mask=seen)
         x = layer.norm1(x + y)
-        y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
+        y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"],
+                                            attention_mask=cross_mask)
         x = layer.norm2(x + y)
         x = layer.norm3(x + layer.ffn(x))
         return x, dict(cache, keys=keys, values=values, is_token=tokens)
@@ -256,9 +257,10 @@ def _three_axis_step(layer, x, cache, position, cross_mask=None, is_token=None):
     values = ops.where(write[:, None], v_new, cache["values"])
     tokens = ops.where(write[None, :], is_token, cache["is_token"])
     seen = ops.logical_and(ops.less_equal(slots, position)[None, :], tokens)
-    y, _ = layer.self_attention.attend(x, keys, values, mask=seen[:, None, :])
+    y, _ = layer.self_attention.attend(x, keys, values, attention_mask=seen[:, None, :])
     x = layer.norm1(x + y)
-    y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
+    y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"],
+                                        attention_mask=cross_mask)
     x = layer.norm2(x + y)
     x = layer.norm3(x + layer.ffn(x))
     return x, dict(cache, keys=keys, values=values, is_token=tokens)

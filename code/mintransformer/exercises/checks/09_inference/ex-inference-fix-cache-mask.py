@@ -39,9 +39,10 @@ def _known_step(mask):
                 "causal": ops.less_equal(slots, position)[None, None, None, :],  # pads not masked
                 "strict": ops.logical_and(ops.less(slots, position)[None, :], tokens)[:, None, None, :],
                 }[mask]
-        y, _ = layer.self_attention.attend(x, keys, values, mask=seen)
+        y, _ = layer.self_attention.attend(x, keys, values, attention_mask=seen)
         x = layer.norm1(x + y)
-        y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"], mask=cross_mask)
+        y, _ = layer.cross_attention.attend(x, cache["cross_keys"], cache["cross_values"],
+                                            attention_mask=cross_mask)
         x = layer.norm2(x + y)
         x = layer.norm3(x + layer.ffn(x))
         return x, dict(cache, keys=keys, values=values, is_token=tokens)
@@ -81,10 +82,10 @@ class _Spy:
             spy.called_step = True
             raise _CalledStep("layer.step")
 
-        def attend(attention, query, k, v, mask=None, training=False):
-            if attention is layer.self_attention and mask is not None:
-                spy.masks.append(tuple(ops.shape(mask)))
-            return original_attend(attention, query, k, v, mask=mask, training=training)
+        def attend(attention, query, k, v, attention_mask=None, training=False):
+            if attention is layer.self_attention and attention_mask is not None:
+                spy.masks.append(tuple(ops.shape(attention_mask)))
+            return original_attend(attention, query, k, v, attention_mask=attention_mask, training=training)
 
         self.step_owner.step = step
         self.attend_owner.attend = attend
