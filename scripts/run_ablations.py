@@ -2,6 +2,7 @@
 
     python scripts/run_ablations.py                    # every variant, 3 seeds
     python scripts/run_ablations.py --rows A norm      # only these rows, merged into the file
+    python scripts/run_ablations.py --variants cooldown --seeds 2 --first-seed 3   # seeds 3 and 4 added
     python scripts/run_ablations.py --steps 20 --seeds 1 --out /tmp/tiny.json   # a smoke test
 
 Each variant of ``mintransformer.recipes.ablations.VARIANTS`` is trained from each seed by
@@ -9,8 +10,10 @@ Each variant of ``mintransformer.recipes.ablations.VARIANTS`` is trained from ea
 each (on 2 cores, two one-thread runs side by side finish sooner than one two-thread run after
 the other). The file, ``code/mintransformer/results/ablations.json`` by default, holds every
 run, the summary per variant (mean, standard deviation, min, max over seeds), and under ``made``
-the versions, processor and wall time of each invocation; with ``--rows`` or ``--variants`` the
-runs of the other variants already in the file are kept.
+the versions, processor, seeds and wall time of each invocation; with ``--rows`` or ``--variants`` the
+runs already in the file are kept, except those of the variants and seeds run again. Chapter 10
+pairs runs by seed: add seeds to a variant together with its reference's (``--first-seed``), on a
+machine that repeats the stored runs of a seed exactly, or the pairs are pairs in name only.
 """
 
 import argparse
@@ -55,7 +58,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", help="table rows to run (default: all)")
     parser.add_argument("--variants", nargs="*", help="variants to run (default: all of the rows)")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds 0, 1, ..., N-1 (default 3)")
+    parser.add_argument("--seeds", type=int, default=3, help="how many seeds (default 3)")
+    parser.add_argument("--first-seed", type=int, default=0, help="the seeds are FIRST, FIRST+1, ... (default 0)")
     parser.add_argument("--steps", type=int, default=None, help="updates per run (default: the variants' own)")
     parser.add_argument("--workers", type=int, default=2, help="processes side by side (default 2)")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
@@ -70,7 +74,8 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown variants {sorted(unknown)}; known: {list(ablations.VARIANTS)}")
     # The longest runs first, so that the workers finish together.
-    jobs = sorted(((n, s, args.steps) for n in names for s in range(args.seeds)),
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    jobs = sorted(((n, s, args.steps) for n in names for s in seeds),
                   key=lambda job: -ablations.config(job[0])["model"]["num_layers"])
 
     start = time.perf_counter()
@@ -87,8 +92,11 @@ def main(argv=None):
     kept, made = [], []
     if args.out.exists() and (args.rows or args.variants):
         previous = json.loads(args.out.read_text())
-        kept = [r for r in previous["runs"] if r["name"] not in names]
-        made = [m for m in previous["made"] if set(m["variants"]) - set(names)]
+        kept = [r for r in previous["runs"] if r["name"] not in names or r["seed"] not in seeds]
+        remaining = {(r["name"], r["seed"]) for r in kept}
+        made = [m for m in previous["made"] if any(
+            (n, s) in remaining for n in m["variants"]
+            for s in range(m.get("first_seed", 0), m.get("first_seed", 0) + m["seeds"]))]
     import keras  # noqa: PLC0415
     import numpy  # noqa: PLC0415
     import tensorflow as tf  # noqa: PLC0415
@@ -99,7 +107,8 @@ def main(argv=None):
         made=made + [dict(
             date=datetime.date.today().isoformat(), processor=_processor(), workers=args.workers,
             python=platform.python_version(), tensorflow=tf.__version__, keras=keras.__version__,
-            numpy=numpy.__version__, wall_seconds=round(wall), variants=names, seeds=args.seeds)],
+            numpy=numpy.__version__, wall_seconds=round(wall), variants=names, seeds=args.seeds,
+            first_seed=args.first_seed)],
         base=ablations.BASE, runs=everything, summary=ablations.summarize(everything),
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)

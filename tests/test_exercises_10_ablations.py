@@ -5,6 +5,8 @@ tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
 import collections
+import datetime
+import statistics
 
 import keras
 import numpy as np
@@ -59,49 +61,114 @@ def test_saturation_accepts_another_draw_and_names_the_mistakes():
     assert not passed and "unscaled value" in text, text
 
 
-def _compare(touching_is_apart=False, reverse=False, median=False):
-    def compare(runs, a, b, key="exact"):
-        va = np.array([r[key] for r in runs if r["name"] == a])
-        vb = np.array([r[key] for r in runs if r["name"] == b])
-        center = np.median if median else np.mean
-        difference = center(va) - center(vb)
-        if touching_is_apart:
-            apart = va.min() >= vb.max() or vb.min() >= va.max()
+def _scores(runs, name, key):
+    return {r["seed"]: r[key] for r in runs if r["name"] == name}
+
+
+def _compare(rule="paired", quantile="t", use_comparisons=True, difference="paired"):
+    """compare() as a student may write it: the right one by default, or with one known mistake."""
+    def compare(runs, a, b, key="exact", comparisons=1):
+        sa, sb = _scores(runs, a, key), _scores(runs, b, key)
+        va, vb = np.array(list(sa.values())), np.array(list(sb.values()))
+        seeds = sorted(set(sa) & set(sb))
+        d = np.array([sa[s] - sb[s] for s in seeds])
+        m = comparisons if use_comparisons else 1
+        if difference == "paired":
+            mean = d.mean()
+        elif difference == "unpaired":
+            mean = va.mean() - vb.mean()
+        elif difference == "by position":
+            mean = np.mean([x - y for x, y in zip([r[key] for r in runs if r["name"] == a],
+                                                  [r[key] for r in runs if r["name"] == b])])
+        else:  # reversed
+            mean = -d.mean()
+        if rule == "ranges":
+            different = va.min() > vb.max() or vb.min() > va.max()
+        elif rule == "one sd":
+            different = (va.mean() - va.std(ddof=1) > vb.mean() + vb.std(ddof=1)
+                         or vb.mean() - vb.std(ddof=1) > va.mean() + va.std(ddof=1))
+        elif rule == "welch":
+            error2 = va.var(ddof=1) / va.size + vb.var(ddof=1) / vb.size
+            df = error2 ** 2 / ((va.var(ddof=1) / va.size) ** 2 / (va.size - 1)
+                                + (vb.var(ddof=1) / vb.size) ** 2 / (vb.size - 1))
+            critical = mt.stats.t_quantile(1 - 0.05 / m / 2, max(1, round(df)))
+            different = abs(va.mean() - vb.mean()) > critical * np.sqrt(error2)
         else:
-            apart = va.min() > vb.max() or vb.min() > va.max()
-        return (-difference if reverse else difference), bool(apart)
+            q = (statistics.NormalDist().inv_cdf(1 - 0.05 / m / 2) if quantile == "z"
+                 else mt.stats.t_quantile(1 - 0.05 / m / 2, d.size - 1))
+            different = abs(d.mean()) > q * d.std(ddof=1) / np.sqrt(d.size)
+        return float(mean), bool(different)
     return compare
 
 
+def test_compare_accepts_the_paired_test():
+    passed, text = check("ex-ablations-compare", compare=_compare())
+    assert passed, text
+
+
 @pytest.mark.parametrize("wrong,message", [
-    (_compare(touching_is_apart=True), "overlap or touch"),
-    (_compare(reverse=True), "sign of the difference reversed"),
-    (_compare(median=True), "Average each variant"),
-])
+    (_compare(rule="ranges"), "compares the ranges of the seeds"),
+    (_compare(rule="one sd"), "compares mean +/- one standard deviation"),
+    (_compare(rule="welch"), "as if they were independent"),
+    (_compare(use_comparisons=False), "ignores `comparisons`"),
+    (_compare(quantile="z"), "normal distribution's quantile"),
+    (_compare(difference="unpaired"), "difference of the two means over all"),
+    (_compare(difference="by position"), "pairs the runs by their place in the list"),
+    (_compare(difference="reversed"), "sign of the difference reversed"),
+], ids=["ranges", "one-sd", "welch", "no-bonferroni", "normal-quantile", "unpaired-mean", "by-position",
+        "reversed"])
 def test_compare_rejects_the_known_mistakes(wrong, message):
-    assert check("ex-ablations-compare", compare=_compare())[0]
     passed, text = check("ex-ablations-compare", compare=wrong)
     assert not passed and message in text, text
 
 
-def test_bag_bound_rejects_counting_only_unambiguous_bags():
+def _every_date():
+    days = (data.LAST_DAY - data.FIRST_DAY).days + 1
+    return [(write(day), day.isoformat()) for write in data.DATE_FORMATS
+            for day in (data.FIRST_DAY + datetime.timedelta(days=i) for i in range(days))]
+
+
+def _right_bound(pairs):
+    groups = collections.defaultdict(collections.Counter)
+    for s, t in pairs:
+        groups["".join(sorted(s))][t] += 1
+    return sum(max(c.values()) for c in groups.values()) / len(pairs)
+
+
+def test_the_order_blind_bound_is_a_third():
+    # Over every day of 1950-2049 in the 12 formats, the best any function of the bag can do; the
+    # chapter quotes it, and "03/04/98" shares its bag with 30 dates.
+    pairs = _every_date()
+    assert len(pairs) == 36525 * 12
+    assert round(_right_bound(pairs), 3) == 0.330
+    bag = sorted("03/04/98")
+    assert len({t for s, t in pairs if sorted(s) == bag}) == 30
+
+
+def test_bag_bound_accepts_the_right_answer_and_rejects_the_mistakes():
+    assert check("ex-ablations-bag-bound", every_date=_every_date, bag_bound=_right_bound)[0]
+
     def unique_only(pairs):
         groups = collections.defaultdict(set)
         for s, t in pairs:
             groups["".join(sorted(s))].add(t)
         return sum(len(groups["".join(sorted(s))]) == 1 for s, _ in pairs) / len(pairs)
 
-    def right(pairs):
-        groups = collections.defaultdict(collections.Counter)
-        for s, t in pairs:
-            groups["".join(sorted(s))][t] += 1
-        return sum(max(c.values()) for c in groups.values()) / len(pairs)
-
-    assert check("ex-ablations-bag-bound", bag_bound=right)[0]
-    passed, text = check("ex-ablations-bag-bound", bag_bound=unique_only)
+    passed, text = check("ex-ablations-bag-bound", every_date=_every_date, bag_bound=unique_only)
     assert not passed and "counts only the sources whose bag has one target" in text, text
-    passed, text = check("ex-ablations-bag-bound", bag_bound=lambda pairs: len({s for s, _ in pairs}) / len(pairs))
+    passed, text = check("ex-ablations-bag-bound", every_date=_every_date,
+                         bag_bound=lambda pairs: len({s for s, _ in pairs}) / len(pairs))
     assert not passed
+    # The in-sample "bound": the test split grouped by bag.
+    test_split = data.split(data.date_pairs(16000, seed=0))[2]
+    passed, text = check("ex-ablations-bag-bound", every_date=lambda: test_split, bag_bound=_right_bound)
+    assert not passed and "only part of what the task can draw" in text, text
+    one_format = [p for p in _every_date() if "/" in p[0] and len(p[0]) == 8]
+    passed, text = check("ex-ablations-bag-bound", every_date=lambda: one_format, bag_bound=_right_bound)
+    assert not passed and "only part of what the task can draw" in text, text
+    passed, text = check("ex-ablations-bag-bound", every_date=lambda: _every_date()[:-1] + [("x", "y")],
+                         bag_bound=_right_bound)
+    assert not passed and "not the same ones" in text, text
 
 
 def test_the_perplexity_check_catches_the_unmasked_mean():
