@@ -61,8 +61,8 @@ class PositionalEmbedding(keras.layers.Layer):
         - under XLA (``jit_compile=True``) nothing can be raised from inside the compiled
           function (XLA drops assertions, and its gather clamps an index past the table to
           the last row); so every embedding vector at a position past the table is NaN,
-          an output that cannot pass for a right one. Callers that compile (the decoders of
-          ``decoding.py``) check the length before their compiled loop.
+          an output that cannot pass for a right one. Code that compiles a loop over
+          positions (the package's decoders) checks the length before the loop.
     """
 
     def __init__(self, vocab_size, d_model, max_length, positions="sinusoidal", scale=True, **kwargs):
