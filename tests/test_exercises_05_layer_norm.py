@@ -109,7 +109,13 @@ def test_implement_accepts_right_answers():
         mu, var = ops.moments(ops.convert_to_tensor(x), axes=[-1], keepdims=True)
         return gamma * (x - mu) * ops.rsqrt(var + eps) + beta
 
-    for right in (_layer_norm(), with_keras_ops, with_moments):
+    def with_tf_moments(x, gamma, beta, eps=1e-6):  # statistics from tf.nn.moments, the formula by hand
+        import tensorflow as tf
+
+        mu, var = tf.nn.moments(tf.convert_to_tensor(x), axes=[-1], keepdims=True)
+        return gamma * (x - mu) / tf.sqrt(var + eps) + beta
+
+    for right in (_layer_norm(), with_keras_ops, with_moments, with_tf_moments):
         passed, text = check("ex-layernorm-implement", my_layer_norm=right)
         assert passed, text
 
@@ -133,11 +139,27 @@ def _centred_rms_op(x, gamma, beta, eps=1e-6):
     return ops.rms_normalization(x - ops.mean(x, axis=-1, keepdims=True), gamma, epsilon=eps) + beta
 
 
+def _tf_batch_normalization(x, gamma, beta, eps=1e-6):
+    import tensorflow as tf
+
+    mu, var = tf.nn.moments(tf.convert_to_tensor(x), axes=[-1], keepdims=True)
+    return tf.nn.batch_normalization(x, mu, var, beta, gamma, eps)
+
+
+def _keras_batch_normalization(x, gamma, beta, eps=1e-6):
+    x = ops.convert_to_tensor(x)
+    mu, var = ops.moments(x, axes=[-1], keepdims=True)
+    return ops.batch_normalization(x - mu, 0.0, var, axis=-1, offset=beta, scale=gamma, epsilon=eps)
+
+
 @pytest.mark.parametrize("right_but_not_allowed,message", [
     (_with_layer(lambda eps: keras.layers.LayerNormalization(epsilon=eps)), "calls keras.layers.LayerNormalization"),
     (_with_layer(lambda eps: mt.LayerNormalization(epsilon=eps)), "calls mt.LayerNormalization"),
     (_with_op, "calls keras.ops.layer_normalization"),
     (_centred_rms_op, "calls keras.ops.rms_normalization"),
+    (_tf_batch_normalization, "calls a batch_normalization op"),
+    (_keras_batch_normalization, "calls a batch_normalization op"),
+    (ops.layer_normalization, "calls a normalization op"),  # the op itself as the answer
 ])
 def test_implement_refuses_normalization_layers(right_but_not_allowed, message):
     passed, text = check("ex-layernorm-implement", my_layer_norm=right_but_not_allowed)
@@ -147,6 +169,10 @@ def test_implement_refuses_normalization_layers(right_but_not_allowed, message):
     assert ops.convert_to_numpy(layer(np.ones((1, 4), dtype="float32"))).shape == (1, 4)
     assert ops.convert_to_numpy(mt.LayerNormalization()(np.ones((1, 4), dtype="float32"))).shape == (1, 4)
     assert ops.layer_normalization.__name__ == "layer_normalization"
+    import tensorflow as tf
+
+    assert tf.nn.batch_normalization.__name__ == "batch_normalization"
+    assert "is not allowed" not in str(_keras_batch_normalization(np.ones((1, 4), "float32"), 1.0, 0.0))
 
 
 def test_implement_refuses_an_op_imported_by_name():
@@ -207,7 +233,8 @@ def test_invariance_rejects_wrong_rows(rows, message):
     (0.00705, 0.223, "you left out the eps"),
     (0.178, 0.00700, "is the answer for eps = 0.001"),
     (0.0071, 0.19, "your sigma is too large"),
-    (0.006916, 0.1771, "% below it. Use a finer grid"),  # a coarse grid's answers
+    (0.006916, 0.1771, "yours is too small. Use a finer grid"),  # a coarse grid's answers
+    (0.00702, 0.178, "your sigma is too large"),  # 0.0070029 to 3 digits is 0.00700
     (0.0007, 1.9, "give it to 3 significant digits"),
 ])
 def test_epsilon_rejects_the_estimates(small, keras_eps, message):
@@ -247,6 +274,14 @@ def _add_norm(body, weights=True):
 def _ln(v, eps=1e-6):
     mu = ops.mean(v, axis=-1, keepdims=True)
     return (v - mu) / ops.sqrt(ops.var(v, axis=-1, keepdims=True) + eps)
+
+
+def _unbiased(v, eps=1e-6, eps_on_std=False):
+    """(v - mu) over the unbiased spread (divide by D - 1), eps in the root or added to the std."""
+    v = np.asarray(v, dtype="float64")
+    centred = v - v.mean(axis=-1, keepdims=True)
+    var = np.var(v, axis=-1, ddof=1, keepdims=True)
+    return (centred / (np.sqrt(var) + eps) if eps_on_std else centred / np.sqrt(var + eps)).astype("float32")
 
 
 class Walkthrough(keras.layers.Layer):
@@ -294,11 +329,17 @@ class UsesTheGlobal(keras.layers.Layer):
     (_add_norm(lambda self, x, y: x + self.gamma * _ln(y) + self.beta),
      "you normalized the sub-layer's output, not the sum"),
     (_add_norm(lambda self, x, y: self.gamma * _ln(x) + self.beta + y), "then added sublayer_output"),
+    (_add_norm(lambda self, x, y: self.gamma * (x + y - ops.mean(x + y, axis=-1, keepdims=True))
+               / (ops.std(x + y, axis=-1, keepdims=True) + 1e-6) + self.beta), "the PyTorch-sketch chapter's equation"),
+    (_add_norm(lambda self, x, y: self.gamma * _unbiased(x + y) + self.beta), "ddof=1"),
+    (_add_norm(lambda self, x, y: self.gamma * _unbiased(x + y, eps_on_std=True) + self.beta),
+     "the Annotated Transformer's layer norm"),
 ])
 def test_fix_rejects_the_walkthrough_and_other_wrong_layers(wrong, message):
     passed, text = check("ex-layernorm-fix-normalization", AddAndNorm=wrong)
     assert not passed and message in text, text
     assert "pre-norm's addition" not in text and "Still the walkthrough" not in text, text
+    assert "LayerNormalization(epsilon=1e-6)" not in text, text  # the fix is not handed out
 
 
 def test_fix_requires_gamma_and_beta():
@@ -405,12 +446,13 @@ def test_count_accepts_right_answers():
     (_count(enc_final=2, dec_final=0), "both final layer norms in the encoder"),
     (lambda n, d, norm_first: sum(_count()(n, d, norm_first)), "is the right total, but return the two parts"),
     (lambda n, d, norm_first: 2.5, "must return a pair of whole numbers"),
-    (lambda n, d, norm_first: (12288, 18432), "your encoder count is 12288, where mt.Encoder has"),
-    (lambda n, d, norm_first: (_count()(n, d, norm_first)[0], 0), "your decoder count is 0, where mt.Decoder has"),
+    (lambda n, d, norm_first: (12288, 18432), "your encoder count, 12288, is too large for mt.Encoder"),
+    (lambda n, d, norm_first: (_count()(n, d, norm_first)[0], 0), "your decoder count, 0, is too small for mt.Decoder"),
 ])
 def test_count_rejects_the_miscounts(wrong, message):
     passed, text = check("ex-layernorm-count", count_norm_params=wrong)
     assert not passed and message in text, text
+    assert "where mt." not in text, text  # the package's count is never printed
 
 
 def test_count_names_a_mistake_only_if_it_fits_every_setting():
@@ -425,6 +467,7 @@ def test_count_names_a_mistake_only_if_it_fits_every_setting():
     result = mt.exercises.run_check(CHAPTER, "ex-layernorm-count", {"count_norm_params": two_mistakes})
     text = result.summary()
     assert [r.passed for r in result.test_case_results] == [True, False, False]
-    assert "With num_layers=5, d_model=8, norm_first=True: your decoder count is 160, where mt.Decoder has" in text
+    assert "With num_layers=5, d_model=8, norm_first=True: your decoder count, 160, is too small for mt.Decoder" in text
+    assert "256" not in text, text  # the package's count (the expected value) is never printed
     for named in ("swapped", "three sub-layers", "two sub-layers", "final layer norm but not", "Post-norm"):
         assert named not in text, text

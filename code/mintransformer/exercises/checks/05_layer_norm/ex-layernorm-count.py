@@ -125,13 +125,14 @@ def _check(count_norm_params, settings, expected):
     for (n, d, norm_first), g, want in zip(settings, got, expected):
         if g == want:
             continue
-        parts = [f"{which} count is {mine}, where mt.{cls} has {theirs}"
+        # (Never the package's count: the student would copy it.)
+        parts = [f"{which} count, {mine}, is too {'large' if mine > theirs else 'small'} for mt.{cls}"
                  for which, cls, mine, theirs in zip(("encoder", "decoder"), ("Encoder", "Decoder"), g, want)
                  if mine != theirs]
         raise AssertionError(
             f"With num_layers={n}, d_model={d}, norm_first={norm_first}: your " + ", and your ".join(parts)
-            + " layer-norm parameters. Count the layer norms of one layer, times num_layers, plus the "
-            "final one (pre-norm only), times the parameters of one layer norm."
+            + ". Count the layer norms of one layer, times num_layers, plus the final one (pre-norm only), "
+            "times the parameters of one layer norm."
         )
 
 

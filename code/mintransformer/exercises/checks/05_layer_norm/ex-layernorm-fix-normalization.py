@@ -34,14 +34,14 @@ def _wrong_normalizations(layer):
         keras.layers.Normalization: (
             "Your AddAndNorm uses keras.layers.Normalization, the walkthrough's layer. Whatever its axis, "
             "it is a preprocessing layer, not a layer norm: its mean and variance are frozen (set by adapt(), "
-            "never learned), and it has no gamma or beta. (With axis=-1 it even fails inside a layer, with an "
-            "\"out of scope\" TypeError.) Use a layer norm over the last axis: mt.LayerNormalization(epsilon=1e-6) "
-            "or keras.layers.LayerNormalization(epsilon=1e-6)."),
+            "never learned, the same for every input), and it has no gamma or beta. (With axis=-1, created in "
+            "your layer's __init__, it even fails, with an \"out of scope\" TypeError.) Layer norm takes the "
+            "statistics of each position from the input itself, over its D features, and learns gamma and "
+            "beta."),
         keras.layers.BatchNormalization: (
             "Your AddAndNorm uses keras.layers.BatchNormalization: it normalizes each feature with statistics "
             "taken over the batch (and moving averages at inference), that is batch normalization. Layer norm "
-            "normalizes each position over its D features: use mt.LayerNormalization(epsilon=1e-6) or "
-            "keras.layers.LayerNormalization(epsilon=1e-6)."),
+            "normalizes each position over its own D features, whatever else is in the batch."),
     }
     found = []
     flatten = getattr(layer, "_flatten_layers", None)
@@ -99,7 +99,23 @@ def normalizes_each_position_of_the_sum(AddAndNorm):
                       "You normalized each feature with its mean and variance over all the positions of the "
                       "batch: that is batch normalization. Layer norm computes them for each position, over "
                       "its D features (the last axis)."))
+    mu = s.mean(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sigma_eps = (s - mu) / (s.std(axis=-1, keepdims=True) + 1e-6)
+        unbiased = (s - mu) / np.sqrt(s.var(axis=-1, ddof=1, keepdims=True) + 1e-6)
+        annotated = (s - mu) / (s.std(axis=-1, ddof=1, keepdims=True) + 1e-6)
     known += [
+        (sigma_eps,
+         "This is (x - mu) / (sigma + eps), the PyTorch-sketch chapter's equation: eps is added to the standard "
+         "deviation. The paper's reference code (and Keras, PyTorch's nn.LayerNorm, the package) adds it to the "
+         "variance, inside the square root; the rows with a small spread show the difference."),
+        (unbiased,
+         "You divided the variance by D - 1 (ddof=1, the default of torch.var and torch.std): layer norm "
+         "uses the biased variance, the mean of the squared deviations (divide by D)."),
+        (annotated,
+         "This is the Annotated Transformer's layer norm, (x - mu) / (std + eps) with the unbiased std "
+         "(divide by D - 1). Layer norm as the paper's reference code computes it uses the biased variance "
+         "(divide by D), with eps inside the square root."),
         (_ln(x + y, 1e-3),
          "This is layer norm with epsilon = 1e-3, Keras's default for LayerNormalization. The paper's "
          "reference code and this book use 1e-6: pass epsilon=1e-6 (the rows with a small spread show "

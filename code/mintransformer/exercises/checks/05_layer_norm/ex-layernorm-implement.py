@@ -6,7 +6,7 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import LIBRARIES, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-layernorm-implement"
@@ -90,9 +90,30 @@ class _Refused(Exception):
     """Raised by a normalization layer or op that the student's function called."""
 
 
+RULE = ("This exercise asks you to write layer norm from its equation, with NumPy or keras.ops: the mean "
+        "and the biased variance of the last axis, eps inside the square root, then gamma and beta. Do not "
+        "call a normalization layer or op.")
+
+# What `refusing` records (the function's __name__), as the student would have written it.
+_OP_NAMES = {"layer_normalization": "keras.ops.layer_normalization",
+             "rms_normalization": "keras.ops.rms_normalization",
+             "batch_normalization": "a batch_normalization op (keras.ops or tf.nn)",
+             "fused_batch_norm": "tf.nn.fused_batch_norm"}
+
+
+def _normalization_ops():
+    """Keras's and TensorFlow's normalization functions: with them, layer norm is one call."""
+    import keras
+    import tensorflow as tf
+
+    found = [getattr(keras.ops, n, None) for n in ("layer_normalization", "rms_normalization", "batch_normalization")]
+    found += [getattr(tf.nn, n, None) for n in ("batch_normalization", "fused_batch_norm")]
+    return [f for f in found if f is not None]
+
+
 def _call_without_normalization_layers(my_layer_norm, *args, **kwargs):
-    """Call the student's function with the normalization layers and ops of Keras and the package
-    disabled (restored afterwards): the exercise asks for layer norm written from its equation."""
+    """Call the student's function with the normalization layers and ops of Keras, TensorFlow and the
+    package disabled (restored afterwards): the exercise asks for layer norm written from its equation."""
     import keras
 
     used = []
@@ -108,46 +129,40 @@ def _call_without_normalization_layers(my_layer_norm, *args, **kwargs):
         return refused
 
     saved_classes = [(cls, cls.__dict__.get("__call__")) for cls in classes]
-    functions = {n: getattr(keras.ops, n) for n in ("layer_normalization", "rms_normalization")
-                 if hasattr(keras.ops, n)}
-    names = getattr(my_layer_norm, "__globals__", {})  # `from keras.ops import layer_normalization`
-    saved_globals = {n: v for n, v in names.items() if any(v is f for f in functions.values())}
+    functions = _normalization_ops()
+    # `refusing` replaces every binding of these functions in Keras's, TensorFlow's and the package's
+    # modules and in the student's notebook; a closure (`from keras.ops import ...` inside a function)
+    # is replaced here.
     cells = [c for c in (getattr(my_layer_norm, "__closure__", None) or ())
-             if any(_content(c) is f for f in functions.values())]
+             if any(_content(c) is f for f in functions)]
     saved_cells = [(c, c.cell_contents) for c in cells]
+    ops_used = []
     try:
         for cls in classes:
             cls.__call__ = refuse("mt.LayerNormalization" if cls is mt.LayerNormalization
                                   else f"keras.layers.{cls.__name__}")
-        for n in functions:
-            setattr(keras.ops, n, refuse(f"keras.ops.{n}"))
-        for n, v in saved_globals.items():
-            names[n] = refuse(f"keras.ops.{v.__name__}")
         for c, v in saved_cells:
-            c.cell_contents = refuse(f"keras.ops.{v.__name__}")
+            c.cell_contents = refuse(_OP_NAMES.get(v.__name__, v.__name__))
         try:
-            result = call(my_layer_norm, "my_layer_norm", *args, **kwargs)
-        except AssertionError:
-            if not used:
+            with refusing(functions, my_layer_norm, RULE, modules=LIBRARIES) as ops_used:
+                result = call(my_layer_norm, "my_layer_norm", *args, **kwargs)
+        except AssertionError as error:
+            if not used and not ops_used and str(error) != RULE:
                 raise
             result = None
+            if not used and not ops_used:  # the student's name is itself a refused function
+                used.append("a normalization op")
     finally:
         for cls, original in saved_classes:
             if original is None:
                 del cls.__call__
             else:
                 cls.__call__ = original
-        for n, f in functions.items():
-            setattr(keras.ops, n, f)
-        names.update(saved_globals)
         for c, v in saved_cells:
             c.cell_contents = v
+    used += [_OP_NAMES.get(n, n) for n in ops_used]
     if used:
-        raise AssertionError(
-            f"Your function calls {used[0]}. This exercise asks you to write layer norm from its equation, "
-            "with NumPy or keras.ops: the mean and the biased variance of the last axis, eps inside the "
-            "square root, then gamma and beta. Do not call a normalization layer."
-        )
+        raise AssertionError(f"Your function calls {used[0]}. {RULE}")
     return result
 
 
