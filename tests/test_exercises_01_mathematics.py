@@ -342,7 +342,8 @@ def test_variance_measures_the_ratio_on_the_students_samples(changes, message):
     (lambda d_k: 1 / d_k**2, "starts from a variance of 1 for q . k itself"),
 ])
 def test_divide_by_dk_names_the_wrong_variances(wrong, message):
-    passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", var_divided_by_dk=wrong))
+    passed, text = check("ex-mathematics-divide-by-dk",
+                         **with_("ex-mathematics-divide-by-dk", var_divided_by_dk=wrong))
     assert not passed and message in text, text
     assert "d_k^2" not in text and "1/d_k" not in text and "uniform" not in text, text  # no answer given
 
@@ -356,7 +357,8 @@ def test_divide_by_dk_names_the_wrong_variances(wrong, message):
     (lambda S: {"weight": 1 / S}, "it returned a dict"),
 ])
 def test_divide_by_dk_names_the_wrong_limits(wrong, message):
-    passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=wrong))
+    passed, text = check("ex-mathematics-divide-by-dk",
+                         **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=wrong))
     assert not passed and message in text, text
     assert "1/d_k" not in text and "uniform" not in text, text  # no answer given
 
@@ -452,7 +454,8 @@ def test_fix_refuses_the_package_and_a_library_softmax(wrong):
 
 
 def test_fix_accepts_a_list():
-    passed, text = check("ex-mathematics-fix-sum-index", fixed_attention=lambda Q, K, V: list(fixed_attention(Q, K, V)))
+    passed, text = check("ex-mathematics-fix-sum-index",
+                         fixed_attention=lambda Q, K, V: list(fixed_attention(Q, K, V)))
     assert passed, text
 
 
@@ -501,5 +504,6 @@ def test_permutation_accepts_other_correct_answers(predict_reversed):
     lambda S: np.array([1 / S, np.log(S)]),
 ])
 def test_divide_by_dk_accepts_a_list_or_an_array(limits):
-    passed, text = check("ex-mathematics-divide-by-dk", **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=limits))
+    passed, text = check("ex-mathematics-divide-by-dk",
+                         **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=limits))
     assert passed, text

@@ -163,7 +163,7 @@ def _implement_variant(kind):
             e = np.exp(logits - logits.max(axis=-1, keepdims=True))
             weights = np.nan_to_num(e / e.sum(axis=-1, keepdims=True))
         if keep is not None and kind in ("zeroed after, not renormalised", "logits - 16"):
-            weights = np.where(keep, weights, 0.0) if kind != "logits - 16" else np.where(keep.any(-1, keepdims=True), weights, 0.0)
+            weights = np.where(keep if kind != "logits - 16" else keep.any(-1, keepdims=True), weights, 0.0)
         output = weights @ v
         return (weights, output) if kind == "swapped" else (output, weights)
     return attention
@@ -239,14 +239,17 @@ def test_combine_accepts_the_packed_masks():
      "which belongs to the other sentence packed in the same row", 2),
     (lambda tokens, segments: ops.logical_and(mt.causal_mask(np.shape(tokens)[1]), _same(segments)),
      "which is padding", 2),
-    (lambda tokens, segments: ops.logical_and(mt.padding_mask(tokens), _same(segments)), "the look-ahead rule is missing", 2),
-    (lambda tokens, segments: np.logical_or(np.logical_or(ops.convert_to_numpy(mt.causal_mask(np.shape(tokens)[1])),
-                                                          ops.convert_to_numpy(mt.padding_mask(tokens))), _same(segments)),
+    (lambda tokens, segments: ops.logical_and(mt.padding_mask(tokens), _same(segments)),
+     "the look-ahead rule is missing", 2),
+    (lambda tokens, segments: np.logical_or(np.logical_or(
+        ops.convert_to_numpy(mt.causal_mask(np.shape(tokens)[1])), ops.convert_to_numpy(mt.padding_mask(tokens))),
+        _same(segments)),
      "a key is allowed only if every rule allows it", 2),
     (lambda tokens, segments: 1 - ops.cast(packed(tokens, segments), "float32"), "the opposite one", 2),
     (lambda tokens, segments: ops.convert_to_numpy(packed(tokens, segments))[:, 0], "it needs the head axis", 2),
     (lambda tokens, segments: mt.decoder_self_mask(tokens), "calls mt.decoder_self_mask", 2),
-    (lambda tokens, segments: ops.logical_and(mt.decoder_self_mask(tokens), _same(segments)), "calls mt.decoder_self_mask", 2),
+    (lambda tokens, segments: ops.logical_and(mt.decoder_self_mask(tokens), _same(segments)),
+     "calls mt.decoder_self_mask", 2),
 ])
 def test_combine_names_each_wrong_mask_in_both_cases(wrong, message, count):
     passed, text = check("ex-attention-combine-masks", my_decoder_mask=wrong)
@@ -294,7 +297,8 @@ def test_implement_needs_any_number_of_leading_axes():
 
 @pytest.mark.parametrize("label,name,wrong", [
     ("ex-attention-implement", "my_attention", mt.scaled_dot_product_attention),
-    ("ex-attention-implement", "my_attention", lambda q, k, v, mask=None: mt.scaled_dot_product_attention(q, k, v, mask)),
+    ("ex-attention-implement", "my_attention",
+     lambda q, k, v, mask=None: mt.scaled_dot_product_attention(q, k, v, mask)),
     ("ex-attention-fix-additive-mask", "fixed_attention",
      lambda q, k, v, mask: mt.scaled_dot_product_attention(q, k, v, mask=mask)),
 ])
