@@ -148,9 +148,19 @@ def test_fix_rejects_a_fix_without_the_scale_and_swapped_results():
     assert not passed and text.count("return (output, weights), in that order") == 3, text
 
 
+def _with_causal(mask, T, S, causal, first=False):
+    """``mask`` AND the look-ahead rule for T queries that are the last T (or, wrongly, the first T) of S."""
+    if not causal:
+        return mask
+    queries = np.arange(T) if first else np.arange(S - T, S)
+    allowed = np.arange(S)[None, :] <= queries[:, None]
+    return allowed if mask is None else np.logical_and(np.asarray(ops.convert_to_numpy(mask), bool), allowed)
+
+
 def _implement_variant(kind):
     """Attentions that are wrong in one named way (or right, for the alternatives)."""
-    def attention(q, k, v, mask=None):
+    def attention(q, k, v, mask=None, causal=False):
+        mask = _with_causal(mask, np.shape(q)[-2], np.shape(k)[-2], causal)
         q, k, v = (np.asarray(t, dtype="float64") for t in (q, k, v))
         d = v.shape[-1] if kind == "sqrt(d_v)" else q.shape[-1]
         logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
@@ -170,10 +180,10 @@ def _implement_variant(kind):
 
 
 @pytest.mark.parametrize("kind,message,count", [
-    ("sqrt(d_v)", "you divided the logits by sqrt(d_v)", 4),
-    ("zeroed after, not renormalised", "the allowed weights of a row no longer sum to 1", 3),
-    ("logits - 16", "the blocked weights must be exactly 0", 3),
-    ("swapped", "return (output, weights), in that order", 4),
+    ("sqrt(d_v)", "you divided the logits by sqrt(d_v)", 5),
+    ("zeroed after, not renormalised", "the allowed weights of a row no longer sum to 1", 4),
+    ("logits - 16", "the blocked weights must be exactly 0", 4),
+    ("swapped", "return (output, weights), in that order", 5),
 ])
 def test_implement_names_more_wrong_attentions(kind, message, count):
     passed, text = check("ex-attention-implement", my_attention=_implement_variant(kind))
@@ -190,7 +200,8 @@ def test_implement_names_the_inverted_mask_in_both_masked_cases():
 def test_implement_and_fix_accept_the_alternative_correct_answers():
     from keras import layers
 
-    def keras_softmax(q, k, v, mask=None):
+    def keras_softmax(q, k, v, mask=None, causal=False):
+        mask = _with_causal(mask, q.shape[-2], k.shape[-2], causal)
         logits = ops.matmul(ops.convert_to_tensor(q), ops.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])
         m = None if mask is None else ops.broadcast_to(ops.convert_to_tensor(mask), ops.shape(logits))
         weights = layers.Softmax()(logits, mask=m)
@@ -306,3 +317,43 @@ def test_implement_and_fix_refuse_the_packages_attention(label, name, wrong):
     passed, text = check(label, **{name: wrong})
     assert not passed and "calls the package's scaled_dot_product_attention" in text, text
     assert "Test case passed" not in text, text
+
+
+def _causal_variant(kind):
+    """The chapter's solution, right or wrong in one way with causal=True."""
+    def attention(q, k, v, mask=None, causal=False):
+        T, S = np.shape(q)[-2], np.shape(k)[-2]
+        if kind == "right" or not causal:
+            mask = _with_causal(mask, T, S, causal)
+        elif kind == "first T":
+            mask = _with_causal(mask, T, S, causal, first=True)
+        elif kind == "mask ignored":
+            mask = _with_causal(None, T, S, causal)
+        elif kind == "causal ignored":
+            pass
+        q, k, v = (ops.convert_to_tensor(t, dtype="float32") for t in (q, k, v))
+        logits = ops.matmul(q / np.sqrt(q.shape[-1]), ops.swapaxes(k, -1, -2))
+        if mask is not None:
+            logits = ops.where(mask, logits, mt.MASK_FILL_VALUE)
+        weights = ops.softmax(logits, axis=-1)
+        if mask is not None:
+            weights = ops.where(mask, weights, 0.0)
+        return ops.matmul(weights, v), weights
+    return attention
+
+
+@pytest.mark.parametrize("kind,message", [
+    ("right", ""),
+    ("first T", "your look-ahead puts the T queries at positions 0 to T - 1"),
+    ("mask ignored", "with causal=True you ignored `mask`"),
+    ("causal ignored", "your weights are those without any mask"),
+])
+def test_implement_checks_causal_with_fewer_queries_than_keys(kind, message):
+    result = mt.exercises.run_check(CHAPTER, "ex-attention-implement", {"my_attention": _causal_variant(kind)})
+    text = result.summary()
+    assert result.score == (5 if kind == "right" else 4) and message in text, text
+
+
+def test_implement_names_a_missing_causal_argument():
+    passed, text = check("ex-attention-implement", my_attention=_attention())
+    assert not passed and "unexpected keyword argument 'causal'" in text, text

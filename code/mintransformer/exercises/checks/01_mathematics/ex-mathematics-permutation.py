@@ -42,7 +42,7 @@ def the_outputs(predict_reversed):
     if like(got, out[::-1, ::-1]):
         raise AssertionError(
             "np.flip without an axis reverses every axis, so it also reversed the d_v features of "
-            "each output row. Reverse only the rows (the tokens): out[::-1] or np.flip(out, axis=0)."
+            "each output row. Only the tokens changed places: reverse only the rows."
         )
     if like(got, out):
         raise AssertionError(
@@ -70,8 +70,8 @@ def the_weights(predict_reversed):
     if like(got, A.T):
         raise AssertionError(
             "A.T swaps the queries and the keys: entry (t, s) becomes the weight of query s on key "
-            "t, which is another number. Reversing the sentence keeps the roles and reverses the "
-            "order on both axes: A[::-1, ::-1]."
+            "t, which is another number. Reversing the sentence keeps the roles of the queries and "
+            "the keys; only their order changes."
         )
     if like(got, A):
         raise AssertionError("The weights are the old ones: the queries (rows) and the keys (columns) "

@@ -20,14 +20,14 @@ def doubling_is_not_a_shift(softmax_z, softmax_2z):
     answered(softmax_z, "softmax_z")
     answered(softmax_2z, "softmax_2z")
     close(softmax_z, SOFTMAX_Z, "softmax_z", atol=1e-3,
-          hint="z = (0, 1): the weights are e^0 / (e^0 + e^1) and e^1 / (e^0 + e^1).")
+          hint="Apply the definition of the softmax to z = (0, 1).")
     if like(softmax_2z, SOFTMAX_Z, atol=1e-3):
         raise AssertionError(
             "softmax_2z equals softmax_z, but doubling the logits is not adding a constant: "
             "2z = (0, 2) stretches the gap between the logits (a temperature of 1/2)."
         )
     close(softmax_2z, SOFTMAX_2Z, "softmax_2z", atol=1e-3,
-          hint="2z = (0, 2): the weights are e^0 / (e^0 + e^2) and e^2 / (e^0 + e^2).")
+          hint="Apply the definition of the softmax to 2z = (0, 2).")
 
 
 @test_case(points=1)

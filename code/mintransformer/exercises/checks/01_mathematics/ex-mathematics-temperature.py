@@ -57,12 +57,12 @@ def cold(cold_limit):
         if M > 1 and like(got, np.eye(len(z))[np.argmax(z)]):
             raise AssertionError(
                 f"{what} is one-hot, but {M} entries share the maximum: each of them keeps a term "
-                f"e^0 = 1 in the limit, so each gets 1/M (here 1/{M}), and the others 0."
+                "e^0 = 1 in the limit. How do they share the weight?"
             )
         if M > 1 and like(got, top.astype(float)):
             raise AssertionError(
-                f"{what} puts 1 on each of the {M} tied entries: each of the M tied entries gets "
-                "1/M; the weights sum to 1."
+                f"{what} puts 1 on each of the {M} tied entries: the weights of a softmax, and so of "
+                "its limit, sum to 1."
             )
         near = np.isclose(z, z.max())
         if M == 1 and near.sum() > 1 and like(got, near / near.sum(), atol=1e-6):

@@ -8,7 +8,7 @@ from mintransformer.exercises.checking import Unanswered, call, close, like, ref
 
 OK_FORMAT = False
 name = "ex-attention-implement"
-points = 4
+points = 5
 
 RULE = ("`my_attention` calls the package's scaled_dot_product_attention (or a layer built on it): write "
         "the attention yourself, from the equation.")
@@ -72,11 +72,41 @@ def _hint(w, ref, keep):
     return ALLOWED if keep[where] else BLOCKED
 
 
-def _compare(my_attention, q, k, v, mask, case):
+def _causal(T, S, mask=None):
+    """The look-ahead rule for T queries that are the last T of S positions, AND ``mask``."""
+    allowed = np.arange(S)[None, :] <= np.arange(S - T, S)[:, None]  # (T, S): key s <= S - T + t
+    return allowed if mask is None else allowed & (to_numpy(mask, "mask") > 0)
+
+
+def _causal_mistakes(q, k, v, mask):
+    """[(what went wrong, the weights it gives)] for the natural mistakes of causal=True."""
+    T, S = q.shape[-2], k.shape[-2]
+
+    def weights(m):
+        return to_numpy(mt.scaled_dot_product_attention(q, k, v, mask=m)[1], "")
+
+    first = np.tril(np.ones((T, S), bool))  # the queries put at positions 0 .. T - 1
+    mistakes = [("your look-ahead puts the T queries at positions 0 to T - 1. Here they are the LAST T of "
+                 "the S positions (as in decoding with a cache): query t sits at position S - T + t.",
+                 weights(first if mask is None else first & (to_numpy(mask, "mask") > 0))),
+                ("with causal=True your weights are those without any mask: apply the look-ahead rule.",
+                 weights(None))]
+    if mask is not None:
+        mistakes += [("with causal=True you ignored `mask` (or used it alone): both apply.", weights(_causal(T, S))),
+                     ("with causal=True you used `mask` alone: apply the look-ahead rule too.", weights(mask))]
+    return mistakes
+
+
+def _compare(my_attention, q, k, v, mask, case, causal=False):
+    given = mask
+    if causal:
+        mask = _causal(q.shape[-2], k.shape[-2], given)
     ref_output, ref_weights = (to_numpy(t, "") for t in mt.scaled_dot_product_attention(q, k, v, mask=mask))
+    mistakes = _causal_mistakes(q, k, v, given) if causal else []
+    kwargs = dict(mask=given, causal=True) if causal else dict(mask=mask)
     try:
         with refusing([mt.scaled_dot_product_attention], my_attention, RULE):
-            result = call(my_attention, "my_attention", q, k, v, mask=mask)
+            result = call(my_attention, "my_attention", q, k, v, **kwargs)
     except AssertionError as error:
         if q.ndim < 4 and str(error) != RULE and not isinstance(error, Unanswered):
             raise AssertionError(
@@ -101,7 +131,7 @@ def _compare(my_attention, q, k, v, mask, case):
                 f"{case}: the keys the mask allows get weight 0 and the blocked ones get it all. "
                 "In this book a mask is True where a query MAY attend (Keras's convention), not 1 = blocked."
             )
-    for mistake, wrong in _known_mistakes(q, k, v, keep):
+    for mistake, wrong in mistakes + _known_mistakes(q, k, v, keep):
         if like(w, wrong) and not like(w, ref_weights):
             raise AssertionError(f"{case}: {mistake}")
     close(w, ref_weights, f"{case}: the weights array", atol=1e-5,
@@ -144,3 +174,13 @@ def fewer_leading_axes(my_attention):
     mask = np.array([[True, True, False, False, False]] * 4)[None] & np.array([True, False])[:, None, None]
     mask[1, 0] = True  # sentence 1: query 0 sees every key, the others none
     _compare(my_attention, q, k, v, mask, "Queries (B, T, d_k) with a mask (B, T, S)")
+
+
+@test_case(points=1)
+def causal_with_fewer_queries_than_keys(my_attention):
+    q, k, v = _inputs(5, (2, 1, 5, 8), (2, 1, 5, 8))
+    _compare(my_attention, q, k, v, None, "causal=True, T = S = 5", causal=True)
+    q, k, v = _inputs(6, (2, 1, 2, 8), (2, 1, 5, 8))
+    _compare(my_attention, q, k, v, None, "causal=True, T = 2 queries over S = 5 keys", causal=True)
+    padding = mt.padding_mask(np.array([[3, 4, 5, 6, 0], [3, 4, 5, 6, 7]]))  # (B, 1, 1, S)
+    _compare(my_attention, q, k, v, padding, "causal=True and a padding mask, T = 2, S = 5", causal=True)
