@@ -99,9 +99,10 @@ def tokens_in_global_batch(keep):
     Under a strategy with R > 1 replicas (appendix A), each replica computes the loss of its own
     slice of the batch and the replicas' gradients are summed. Dividing each slice's sum by the
     tokens of *all* slices makes that sum the gradient of the whole batch's mean, the
-    single-device gradient; dividing by the slice's own tokens would give a sum of R means
-    (Keras scales a loss by 1/R only when the loss returns one value per example, and this one
-    returns a scalar). Outside a strategy, or with one replica, it is ``ops.sum(keep)``.
+    single-device gradient; dividing by the slice's own tokens would give a sum of R means.
+    (Keras uses a scalar loss as it is only when the model's output carries no Keras mask and
+    ``fit`` gets no sample weights, as here; otherwise it divides it by R.) Outside a strategy, or
+    with one replica, it is ``ops.sum(keep)``.
 
     Args:
         keep: (B, T) float32, 1 for a real token and 0 for padding.
