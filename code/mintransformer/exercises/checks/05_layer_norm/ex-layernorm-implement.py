@@ -106,7 +106,8 @@ def _normalization_ops():
     import keras
     import tensorflow as tf
 
-    found = [getattr(keras.ops, n, None) for n in ("layer_normalization", "rms_normalization", "batch_normalization")]
+    found = [getattr(keras.ops, n, None)
+             for n in ("layer_normalization", "rms_normalization", "batch_normalization")]
     found += [getattr(tf.nn, n, None) for n in ("batch_normalization", "fused_batch_norm")]
     return [f for f in found if f is not None]
 
