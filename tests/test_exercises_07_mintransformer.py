@@ -4,6 +4,8 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import re
+
 import numpy as np
 import pytest
 from keras import ops
@@ -233,10 +235,16 @@ def _keras_count(d_model, num_heads, key_dim):
     (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * (D * h * k + h * k), "its bias has d_model entries"),
     (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * D * k + 3 * k + D, "key_dim is the width of EACH head"),
     (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * (D * D + D), "That is the package's count"),
+    # Right at d_model = 16 only: the check's other widths catch them.
+    (lambda D, h: 1088, _keras_count, "Your count is the same at d_model = 16, 24 and 40"),
+    (lambda D, h: 4.25 * D * D, _keras_count, "package_mha_params(24, 3) returns 2,448, too large"),
+    (lambda D, h: 4 * (D * D + D), lambda D, h, k: 4 * 16 * h * k + 3 * h * k + 16,
+     "keras_mha_params(24, 3, 8) returns 1,624, too small"),
 ])
 def test_heads_free_rejects_the_known_mistakes(package, keras_count, message):
     passed, text = check("ex-model-heads-free", package_mha_params=package, keras_mha_params=keras_count)
     assert not passed and message in text, text
+    assert not re.search(r" has [0-9]", text), text  # the real layer's count is never printed
 
 
 def _package_count_by_building(d_model, num_heads):
@@ -269,21 +277,42 @@ def test_heads_free_accepts_the_formulas():
     assert passed, text
 
 
-# ex-model-untied-share: two fractions.
+# ex-model-untied-share: two fractions, for N = 6, D = 256, d_ff = 1024, V = 37,000.
+
+UNTIED, TIED = 28_453_000 / 39_512_200, 9_472_000 / 20_531_200
+
+
+def test_untied_share_counts_are_the_packages():
+    # The check's layer count (11,059,200) is the package's: a D = 256 model with a 10-token vocabulary.
+    model = mt.MinTransformer(6, 256, 8, 1024, 10, 10, max_length=8, share_embeddings=True)
+    model((np.array([[5, 6, 7]]), np.array([[1, 5, 6]])))
+    assert model.count_params() - 10 * 256 == 11_059_200
+    passed, text = check("ex-model-untied-share", untied_share=UNTIED, tied_share=TIED)
+    assert passed, text
+    passed, text = check("ex-model-untied-share", untied_share=0.7201, tied_share=np.float64(0.4613))
+    assert passed, text
+
 
 @pytest.mark.parametrize("untied,tied,message", [
-    (0.4619, 0.3003, "the two embeddings only"),
-    (1 - 0.5630, 0.3003, "That is the share of the layers"),
-    (0.5630, 0.1876, "Divide by the TIED model's total"),
-    (0.5630, 1 - 0.3003, "That is the share of the layers"),
-    (56.3, 0.3003, "not a percentage"),
-    (0.5630, np.array([0.3, 0.3]), "must be one number"),
-    (0.60, 0.3003, "untied_share is 0.6000"),
-    (0.56, 0.3003, "`untied_share` is 0.56: close, so probably the right formula, rounded too much"),
+    (0.5630, TIED, "that is the base model's share (D = 512)"),
+    (UNTIED, 0.3003, "that is the base model's share (D = 512)"),
+    (0.72055, TIED, "you divided the base model's layers by 4"),
+    (UNTIED, 0.46190, "you divided the base model's layers by 4"),
+    (18_944_000 / (18_944_000 + 11_059_200), TIED, "the two embeddings only"),
+    (28_416_000 / 39_475_200, TIED, "the output layer has a bias of V numbers too"),
+    (1 - UNTIED, TIED, "that is the share of the layers"),
+    (UNTIED, 1 - TIED, "that is the share of the layers"),
+    (UNTIED, 9_472_000 / 39_512_200, "divide by the TIED model's total"),
+    (72.0, TIED, "not a percentage"),
+    (UNTIED, np.array([0.3, 0.3]), "must be one number"),
+    (0.80, TIED, "`untied_share` is 0.8000: that is too large"),
+    (UNTIED, 0.40, "`tied_share` is 0.4000: that is too small"),
+    (0.72, TIED, "`untied_share` is 0.72: close, so probably the right count, rounded too much"),
 ])
 def test_untied_share_rejects_the_known_mistakes(untied, tied, message):
     passed, text = check("ex-model-untied-share", untied_share=untied, tied_share=tied)
     assert not passed and message in text, text
+    assert "0.7201" not in text and "0.4613" not in text, text  # never the value
 
 
 # ex-model-start-token: the mask and query 0's weights.
@@ -298,14 +327,15 @@ ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
     (np.ones((4, 4)), np.zeros(4), "Which column does the padding mask block?"),
     (ZEROS_MASK.T, np.zeros(4), "Row t is query t"),
     (ZEROS_MASK, np.array([1.0, 0, 0, 0]), "key 0 holds the padding id"),
-    (ZEROS_MASK, np.full(4, 0.25), "Uniform weights"),
-    (ZEROS_MASK, np.full(4, np.nan), "No NaN"),
+    (ZEROS_MASK, np.full(4, 0.25), "Uniform weights would let query 0 read the padding"),
+    (ZEROS_MASK, np.full(4, np.nan), "Your weights hold a NaN"),
     (ZEROS_MASK, np.zeros(3), "give query 0's 4 weights"),
 ])
 def test_start_token_rejects_the_known_mistakes(mask, weights, message):
     passed, text = check("ex-model-start-token", start_mask_by_hand=mask, query_0_weights=weights)
     assert not passed and message in text, text
     assert "decoder_self_mask(tgt)" not in text  # no hint that hands over the answer
+    assert "weights 0" not in text and "exactly 0" not in text and "zeros" not in text, text  # nor the weights
 
 
 def test_start_token_accepts_booleans():

@@ -51,47 +51,59 @@ def _student(function, what, *args):
         raise AssertionError(f"`{what}` must return a number, not {type(value).__name__}.") from None
 
 
+def _built(layer, d_model, inputs):
+    x = np.zeros((1, 3, d_model), dtype="float32")
+    layer(*([x] * inputs))  # (query, key, value) for the package, (query, value) for Keras
+    return layer.count_params()
+
+
+# d_model = 16 with every h, then other widths: a count that ignores d_model fails there.
+PACKAGE_CASES = [(16, 1), (16, 2), (16, 4), (16, 8), (24, 3), (40, 5), (24, 1)]
+KERAS_CASES = [(16, 1, 16), (16, 2, 8), (16, 4, 16), (16, 8, 3), (24, 3, 8), (40, 5, 12), (24, 2, 24)]
+
+
+def _side(got, expected):
+    return "too large" if got > expected else "too small"
+
+
 @test_case(points=1)
 def package_attention(package_mha_params):
-    x = np.zeros((1, 3, 16), dtype="float32")
-    cases = [(16, 1), (16, 2), (16, 4), (16, 8)]
-    expected = []
-    for d_model, num_heads in cases:
-        layer = mt.MultiHeadAttention(d_model, num_heads)
-        layer(x, x, x)
-        expected.append(layer.count_params())
-    got = [_student(package_mha_params, "package_mha_params", d_model, num_heads) for d_model, num_heads in cases]
-    if len(set(got)) > 1:
+    expected = [_built(mt.MultiHeadAttention(d, h), d, 3) for d, h in PACKAGE_CASES]
+    got = [_student(package_mha_params, "package_mha_params", d, h) for d, h in PACKAGE_CASES]
+    at_16 = [g for (d, _), g in zip(PACKAGE_CASES, got) if d == 16]
+    if len(set(at_16)) > 1:
         raise AssertionError(
-            f"At d_model = 16 your counts for h = 1, 2, 4, 8 are {[int(g) for g in got]}: they change with "
+            f"At d_model = 16 your counts for h = 1, 2, 4, 8 are {[int(g) for g in at_16]}: they change with "
             "h. The package projects all heads with one D x D matrix each for W^Q, W^K, W^V (then splits "
             "the result into h slices of width D/h), and W^O is D x D: the count does not depend on h."
         )
-    D = 16
-    if np.isclose(got[0], 4 * D * D):
-        raise AssertionError("You count 4 D^2: each of the four projections also has a bias of D entries.")
-    if np.isclose(got[0], 3 * (D * D + D)):
+    if len(set(got)) == 1:
         raise AssertionError(
-            "You count 3(D^2 + D), the projections W^Q, W^K, W^V: the output projection W^O, applied to the "
-            "concatenated heads, is a D x D matrix with a bias too."
+            "Your count is the same at d_model = 16, 24 and 40: the four projections are d_model x d_model "
+            "matrices with biases, so the count grows with d_model."
         )
-    for (d_model, num_heads), g, e in zip(cases, got, expected):
+    known = [
+        (lambda d: 4 * d * d, "You count 4 D^2: each of the four projections also has a bias of D entries."),
+        (lambda d: 3 * (d * d + d),
+         "You count 3(D^2 + D), the projections W^Q, W^K, W^V: the output projection W^O, applied to the "
+         "concatenated heads, is a D x D matrix with a bias too."),
+    ]
+    for wrong, message in known:
+        if all(np.isclose(g, wrong(d)) for (d, _), g in zip(PACKAGE_CASES, got)):
+            raise AssertionError(message)
+    for (d_model, num_heads), g, e in zip(PACKAGE_CASES, got, expected):
         if abs(g - e) > 0.5:
             raise AssertionError(
-                f"package_mha_params({d_model}, {num_heads}) returns {g:,.0f}; the package's layer has {e:,}."
+                f"package_mha_params({d_model}, {num_heads}) returns {g:,.0f}, {_side(g, e)} for "
+                f"mt.MultiHeadAttention({d_model}, {num_heads}). Count each projection's matrix and bias, at "
+                "this width."
             )
 
 
 @test_case(points=1)
 def keras_attention(keras_mha_params):
-    x = np.zeros((1, 3, 16), dtype="float32")
-    cases = [(16, 1, 16), (16, 2, 8), (16, 4, 16), (16, 8, 3)]
-    expected = []
-    for d_model, num_heads, key_dim in cases:
-        layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim)
-        layer(x, x)
-        expected.append(layer.count_params())
-    for (d_model, num_heads, key_dim), e in zip(cases, expected):
+    expected = [_built(keras.layers.MultiHeadAttention(num_heads=h, key_dim=k), d, 2) for d, h, k in KERAS_CASES]
+    for (d_model, num_heads, key_dim), e in zip(KERAS_CASES, expected):
         got = _student(keras_mha_params, "keras_mha_params", d_model, num_heads, key_dim)
         width = num_heads * key_dim  # all heads together
         wrong = [
@@ -116,6 +128,8 @@ def keras_attention(keras_mha_params):
                 raise AssertionError(f"keras_mha_params({d_model}, {num_heads}, {key_dim}): {message}")
         if abs(got - e) > 0.5:
             raise AssertionError(
-                f"keras_mha_params({d_model}, {num_heads}, {key_dim}) returns {got:,.0f}; "
-                f"keras.layers.MultiHeadAttention(num_heads={num_heads}, key_dim={key_dim}) has {e:,}."
+                f"keras_mha_params({d_model}, {num_heads}, {key_dim}) returns {got:,.0f}, {_side(got, e)} for "
+                f"keras.layers.MultiHeadAttention(num_heads={num_heads}, key_dim={key_dim}) on inputs of width "
+                f"{d_model}. Count the matrices and the biases of the four projections, with d_model and "
+                "h x key_dim where each belongs."
             )

@@ -55,8 +55,8 @@ def the_weights_of_query_0(query_0_weights):
         raise AssertionError(f"query_0_weights has shape {got.shape}: give query 0's 4 weights over the keys.")
     if np.any(np.isnan(got)):
         raise AssertionError(
-            "No NaN: a query with no key to attend to gets weights 0 from the package, because it sets "
-            "the blocked weights to exactly 0 after the softmax."
+            "Your weights hold a NaN. Query 0 has no key it may attend to: what does the package's attention "
+            "return for such a row? (Chapter 2: a row with nothing to attend to.)"
         )
     if like(got, [1, 0, 0, 0], atol=1e-6):
         raise AssertionError(
@@ -65,7 +65,8 @@ def the_weights_of_query_0(query_0_weights):
         )
     if like(got, [0.25] * 4, atol=1e-6):
         raise AssertionError(
-            "Uniform weights are what a large negative fill alone gives; the package sets the weights "
-            "of blocked keys to exactly 0 after the softmax."
+            "Uniform weights would let query 0 read the padding and the future, the keys its mask blocks. "
+            "What does the package's attention return for a row in which every key is blocked? (Chapter 2: a "
+            "row with nothing to attend to.)"
         )
     close(got, expected, "query_0_weights", atol=1e-6, hint="Which keys may query 0 see?")
