@@ -137,7 +137,8 @@ def _compare(configs, got, expected):
         if abs(g - e) > 0.5:
             arguments = ", ".join(f"{k}={v}" for k, v in zip(KEYS, config))
             raise AssertionError(
-                f"param_count({arguments}) returns {g:,.0f}; the package counts {e:,}. "
+                f"param_count({arguments}) returns {g:,.0f}: that is {'too many' if g > e else 'too few'} "
+                "for the package's model. "
                 "Add up: embeddings, N encoder layers (attention, FFN, 2 norms), N decoder layers "
                 "(2 attentions, FFN, 3 norms), and for pre-norm a final norm per stack."
             )
