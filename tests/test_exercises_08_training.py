@@ -4,6 +4,7 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import re
 import types
 
 import keras
@@ -40,8 +41,8 @@ BLANKS = {
     "ex-training-floor": dict(smoothing_floor=stub, logit_gap=stub),
     "ex-training-masked-loss": dict(my_masked_loss=stub),
     "ex-training-fix-train-step": dict(fixed_train_step=stub),
-    "ex-training-fix-accuracy": dict(FixedMaskedAccuracy=StubMetric),
-    "ex-training-backup": dict(resumed_history=..., resumed_model=..., second_call_epochs=...,
+    "ex-training-fix-accuracy": dict(SequenceAccuracy=StubMetric),
+    "ex-training-backup": dict(first_model=..., resumed_history=..., resumed_model=..., second_call_epochs=...,
                                second_call_final_step=...),
     "ex-training-exact-vs-token": dict(predicted_exact_match=..., measured_exact_match=...,
                                        greedy_token_accuracy=stub, first_wrong_field=stub),
@@ -82,6 +83,19 @@ def test_base_schedule_accepts_three_significant_digits():
 def test_base_schedule_names_the_mistakes(name, value, message):
     passed, text = check("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
     assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("name,value,side", [
+    ("base_peak", 7.5e-4, "too large"),
+    ("base_peak", 6.0e-4, "too small"),
+    ("base_rate_100k", 2.0e-4, "too large"),
+    ("base_rate_100k", 1.2e-4, "too small"),
+])
+def test_base_schedule_never_prints_the_answer(name, value, side):
+    passed, text = check("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
+    assert not passed and side in text, text
+    for answer in (RIGHT_BASE[name], 6.988e-4, 1.398e-4):
+        assert f"{answer:.4g}" not in text and f"{answer:.3g}" not in text, text
 
 
 # ex-training-schedule ---------------------------------------------------------------------------
@@ -175,7 +189,7 @@ def test_gap_names_the_mistakes(wrong, message):
 
 # ex-training-masked-loss ------------------------------------------------------------------------
 
-def masked_loss(target="paper", reduce="masked", pad="pad_id"):
+def masked_loss(target="annotated", reduce="masked", pad="pad_id"):
     """A loss with one or more known mistakes."""
     def my_masked_loss(labels, logits, label_smoothing=0.0, pad_id=0):
         labels, z = np.asarray(labels), np.asarray(logits, "float64")
@@ -183,12 +197,17 @@ def masked_loss(target="paper", reduce="masked", pad="pad_id"):
         V, eps = z.shape[-1], label_smoothing
         nll = -np.take_along_axis(log_p, labels[..., None], -1)[..., 0]
         total = -log_p.sum(-1)
+        pad_column = -log_p[..., pad_id if pad == "pad_id" else 0]
         per_token = {
-            "paper": (1 - eps) * nll + eps * total / V,
-            "others": (1 - eps) * nll + eps * (total - nll) / (V - 1),
-            "unnormalized": nll + eps * total / V,
+            "annotated": (1 - eps) * nll + eps * (total - nll - pad_column) / (V - 2),
+            "package": (1 - eps) * nll + eps * total / V,  # the paper's q': eps/V on every token
+            "pad kept": (1 - eps) * nll + eps * (total - nll) / (V - 1),
+            "label kept": (1 - eps) * nll + eps * (total - pad_column) / (V - 1),
+            "over V": (1 - eps) * nll + eps * (total - nll - pad_column) / V,
+            "over V - 1": (1 - eps) * nll + eps * (total - nll - pad_column) / (V - 1),
+            "unnormalized": nll + eps * (total - nll - pad_column) / (V - 2),
             "none": nll,
-            "no uniform term": (1 - eps) * nll,
+            "no smoothing term": (1 - eps) * nll,
         }[target]
         keep = labels != (pad_id if pad == "pad_id" else 0)
         if reduce == "all":
@@ -212,24 +231,49 @@ def test_masked_loss_accepts_the_right_one_and_keras_ops():
         log_p = ops.log_softmax(ops.convert_to_tensor(logits, "float32"), axis=-1)
         ids = ops.convert_to_tensor(labels, "int32")
         nll = -ops.take_along_axis(log_p, ids[..., None], axis=-1)[..., 0]
-        per_token = (1 - label_smoothing) * nll - label_smoothing * ops.mean(log_p, axis=-1)
+        others = -ops.sum(log_p, axis=-1) - nll + log_p[..., pad_id]
+        per_token = (1 - label_smoothing) * nll + label_smoothing * others / (log_p.shape[-1] - 2)
         keep = ops.cast(ids != pad_id, "float32")
         return ops.sum(per_token * keep) / ops.maximum(ops.sum(keep), 1.0)
     passed, text = check("ex-training-masked-loss", my_masked_loss=with_ops)
     assert passed, text
 
 
+def test_masked_loss_accepts_the_dense_target():
+    def dense(labels, logits, label_smoothing=0.0, pad_id=0):  # the Annotated Transformer's way, (B, T, V)
+        labels, z = np.asarray(labels), np.asarray(logits, "float64")
+        log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+        target = np.full(z.shape, label_smoothing / (z.shape[-1] - 2))
+        np.put_along_axis(target, labels[..., None], 1 - label_smoothing, -1)
+        target[..., pad_id] = 0.0
+        keep = labels != pad_id
+        return (-(target * log_p).sum(-1) * keep).sum() / max(keep.sum(), 1)
+    passed, text = check("ex-training-masked-loss", my_masked_loss=dense)
+    assert passed, text
+
+
+def test_masked_loss_refuses_the_package():
+    def package(labels, logits, label_smoothing=0.0, pad_id=0):
+        return mt.masked_loss(labels, logits, label_smoothing=label_smoothing, pad_id=pad_id)
+    passed, text = check("ex-training-masked-loss", my_masked_loss=package)
+    assert not passed and "do not call mt.masked_loss" in text, text
+
+
 @pytest.mark.parametrize("wrong,messages", [
     (masked_loss(reduce="all"), ["pads included"]),
     (masked_loss(reduce="per sequence"), ["average each sequence, then the sequences"]),
     (masked_loss(reduce="sum"), ["you return the sum"]),
-    (masked_loss(target="others"), ["spreads eps over the V - 1 others"]),
-    (masked_loss(target="unnormalized"), ["the one-hot plus eps/V"]),
+    (masked_loss(target="package"), ["this is the package's q'"]),
+    (masked_loss(target="pad kept"), ["leave the label out of the smoothing but not the pad"]),
+    (masked_loss(target="label kept"), ["leave the pad out of the smoothing but not the label"]),
+    (masked_loss(target="over V"), ["you divide the smoothing by V:"]),
+    (masked_loss(target="over V - 1"), ["you divide the smoothing by V - 1"]),
+    (masked_loss(target="unnormalized"), ["the label's weight is 1 - eps"]),
     (masked_loss(target="none"), ["label_smoothing is ignored"]),
-    (masked_loss(target="no uniform term"), ["the smoothing term is missing"]),
+    (masked_loss(target="no smoothing term"), ["the smoothing term is missing"]),
     (masked_loss(pad=0), ["the pad id here is 3"]),
     (masked_loss(reduce="0/0"), ["0 / 0"]),
-    (masked_loss(target="others", reduce="all"), ["spreads eps over the V - 1 others", "pads included"]),
+    (masked_loss(target="package", reduce="all"), ["this is the package's q'", "pads included"]),
 ])
 def test_masked_loss_names_the_mistakes(wrong, messages):
     passed, text = check("ex-training-masked-loss", my_masked_loss=wrong)
@@ -245,7 +289,7 @@ def test_masked_loss_rejects_keras_default_reduction():
 
 # ex-training-fix-train-step ---------------------------------------------------------------------
 
-def train_step(training="keyword", updates=1, smoothing=0.1):
+def train_step(training="keyword", updates=1, smoothing=0.1, gradients_of=None):
     """The hand-written step of the exercise, with `training` passed in one of several ways."""
     def step(model, batch):
         (source, target_in), target_out = batch
@@ -259,11 +303,20 @@ def train_step(training="keyword", updates=1, smoothing=0.1):
             else:
                 logits = model((source, target_in), training=False)
             loss = mt.masked_loss(target_out, logits, label_smoothing=smoothing)
-        gradients = tape.gradient(loss, model.trainable_variables)
+            other = None if gradients_of is None else mt.masked_loss(target_out, logits, label_smoothing=gradients_of)
+        gradients = tape.gradient(loss if other is None else other, model.trainable_variables)
         for _ in range(updates):
             model.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         return loss
     return step
+
+
+def zero_gradient_step(model, batch):
+    """The reviewer's loophole: the right loss, training=True, one optimizer step that changes nothing."""
+    (source, target_in), target_out = batch
+    loss = mt.masked_loss(target_out, model((source, target_in), training=True), label_smoothing=0.1)
+    model.optimizer.apply_gradients([(tf.zeros_like(v), v) for v in model.trainable_variables])
+    return loss
 
 
 def test_fix_train_step_accepts_training_by_keyword():
@@ -289,10 +342,18 @@ def test_fix_train_step_accepts_the_compiled_loss_and_a_float():
     (train_step(updates=0), ["has made no update"]),
     (train_step(updates=2), ["has made 2 updates"]),
     (train_step(smoothing=0.0), ["Keep everything else as it is"]),
+    (zero_gradient_step, ["no weight of the model changed"]),
+    (train_step(gradients_of=0.0), ["moves the weights differently from one update of the given step"]),
 ])
 def test_fix_train_step_names_the_mistakes(wrong, messages):
     passed, text = check("ex-training-fix-train-step", fixed_train_step=wrong)
     assert not passed and all(m in text for m in messages), text
+
+
+def test_fix_train_step_messages_never_print_a_loss():
+    for wrong in (train_step(training="left out"), train_step(smoothing=0.0)):
+        passed, text = check("ex-training-fix-train-step", fixed_train_step=wrong)
+        assert not passed and not re.search(r"\d\.\d{3}", text.split("AssertionError:")[-1]), text
 
 
 def test_fix_train_step_given_code_scores_zero():
@@ -301,14 +362,47 @@ def test_fix_train_step_given_code_scores_zero():
     assert result.score == 0, result.summary()
 
 
-# ex-training-fix-accuracy -----------------------------------------------------------------------
+# ex-training-fix-accuracy ----------------------------------------------------------------------
 
-def tutorial_accuracy(label, pred):
-    pred = ops.argmax(pred, axis=2)
-    label = ops.cast(label, pred.dtype)
-    match = ops.logical_and(ops.equal(label, pred), ops.not_equal(label, 0))
-    mask = ops.cast(ops.not_equal(label, 0), "float32")
-    return ops.sum(ops.cast(match, "float32")) / ops.sum(mask)
+def sequence_counts(y_true, y_pred, compare_pads=False, empty="skip"):
+    """(right sequences, sequences) of one batch, right or with one of the known mistakes."""
+    y_true = ops.cast(y_true, "int32")
+    predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
+    real = ops.not_equal(y_true, 0)
+    same = ops.equal(predicted, y_true)
+    all_right = ops.all(same if compare_pads else ops.logical_or(same, ops.logical_not(real)), axis=-1)
+    is_sequence = ops.any(real, axis=-1)
+    if empty == "all":  # every position compared, every row counted
+        return ops.sum(ops.cast(ops.all(same, axis=-1), "float32")), ops.cast(ops.shape(y_true)[0], "float32")
+    if empty == "right":
+        return ops.sum(ops.cast(ops.logical_or(all_right, ops.logical_not(is_sequence)), "float32")), \
+            ops.cast(ops.shape(y_true)[0], "float32")
+    right = ops.sum(ops.cast(ops.logical_and(all_right, is_sequence), "float32"))
+    if empty == "wrong":
+        return right, ops.cast(ops.shape(y_true)[0], "float32")
+    return right, ops.sum(ops.cast(is_sequence, "float32"))
+
+
+def sequence_metric(assign=False, **mistake):
+    class Sequences(keras.metrics.Metric):
+        def __init__(self, name="sequence_accuracy", **kwargs):
+            super().__init__(name=name, **kwargs)
+            self.right = self.add_variable(shape=(), initializer="zeros", name="right")
+            self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            right, total = sequence_counts(y_true, y_pred, **mistake)
+            (self.right.assign if assign else self.right.assign_add)(right)
+            (self.total.assign if assign else self.total.assign_add)(total)
+
+        def result(self):
+            return self.right / ops.maximum(self.total, 1.0)
+    return Sequences
+
+
+def batch_function(y_true, y_pred):
+    right, total = sequence_counts(y_true, y_pred)
+    return right / ops.maximum(total, 1.0)
 
 
 class PythonTotals(keras.metrics.Metric):
@@ -319,63 +413,71 @@ class PythonTotals(keras.metrics.Metric):
         self.right = self.total = 0.0
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true = np.asarray(y_true)
-        self.right += float(np.sum((np.argmax(np.asarray(y_pred), -1) == y_true) & (y_true != 0)))
-        self.total += float(np.sum(y_true != 0))
+        right, total = sequence_counts(y_true, y_pred)
+        self.right += float(right)
+        self.total += float(total)
 
     def result(self):
         return self.right / max(self.total, 1.0)
 
 
+class UsesThePackage(keras.metrics.Metric):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.value = self.add_variable(shape=(), initializer="zeros", name="value")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        self.value.assign(mt.masked_accuracy(y_true, y_pred))
+
+    def result(self):
+        return self.value
+
+
+def test_fix_accuracy_accepts_the_right_metric():
+    passed, text = check("ex-training-fix-accuracy", SequenceAccuracy=sequence_metric())
+    assert passed, text
+
+
 @pytest.mark.parametrize("wrong,message", [
-    (lambda: keras.metrics.MeanMetricWrapper(tutorial_accuracy), "still the bug"),
-    (lambda: keras.metrics.SparseCategoricalAccuracy(), "you count the pad positions"),
+    (lambda: keras.metrics.MeanMetricWrapper(batch_function), "still the bug"),
+    (mt.MaskedAccuracy, "do not use mt.MaskedAccuracy"),
+    (UsesThePackage, "do not use mt.MaskedAccuracy"),
+    (sequence_metric(empty="right"), "a row of padding only counts as a right sequence"),
+    (sequence_metric(empty="wrong"), "a row of padding only counts as a sequence (a wrong one)"),
+    (sequence_metric(compare_pads=True), "you compare the pad positions too"),
+    (sequence_metric(empty="all"), "you compare every position, pads included"),
+    (sequence_metric(assign=True), "you keep only the last batch"),
     (PythonTotals, "After reset_state() your metric still counts the batch before it"),
     (PythonTotals, "runs as a TensorFlow graph"),
-    (lambda: tutorial_accuracy, "must make a keras.metrics.Metric"),
+    (lambda: batch_function, "must make a keras.metrics.Metric"),
 ])
 def test_fix_accuracy_names_the_mistakes(wrong, message):
-    passed, text = check("ex-training-fix-accuracy", FixedMaskedAccuracy=wrong)
+    passed, text = check("ex-training-fix-accuracy", SequenceAccuracy=wrong)
     assert not passed and message in text, text
 
 
-class PerSequence(keras.metrics.Metric):
-    """The mean of each sequence's accuracy: a short sequence weighs as much as a long one."""
+class TokenTotals(mt.MaskedAccuracy.__bases__[0]):
+    """The chapter's MaskedAccuracy written out (tokens, not sequences), not a subclass of it."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.sum = self.add_variable(shape=(), initializer="zeros", name="sum")
-        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+        self.right = self.add_variable(shape=(), initializer="zeros", name="right")
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_true = ops.cast(y_true, "int32")
-        real = ops.cast(ops.not_equal(y_true, 0), "float32")
-        right = ops.cast(ops.equal(ops.cast(ops.argmax(y_pred, axis=-1), "int32"), y_true), "float32") * real
-        lengths = ops.sum(real, axis=-1)
-        has_tokens = ops.cast(lengths > 0, "float32")
-        self.sum.assign_add(ops.sum(ops.sum(right, axis=-1) / ops.maximum(lengths, 1.0)))
-        self.count.assign_add(ops.sum(has_tokens))
+        real = ops.not_equal(y_true, 0)
+        hits = ops.logical_and(ops.equal(ops.cast(ops.argmax(y_pred, axis=-1), "int32"), y_true), real)
+        self.right.assign_add(ops.sum(ops.cast(hits, "float32")))
+        self.total.assign_add(ops.sum(ops.cast(real, "float32")))
 
     def result(self):
-        return self.sum / ops.maximum(self.count, 1.0)
+        return self.right / ops.maximum(self.total, 1.0)
 
 
-class LastBatch(mt.MaskedAccuracy):
-    """Totals replaced at each batch (assign instead of assign_add)."""
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        for variable in self.variables:
-            variable.assign(ops.zeros_like(variable))
-        super().update_state(y_true, y_pred, sample_weight)
-
-
-@pytest.mark.parametrize("wrong,message", [
-    (PerSequence, "you average each sequence"),
-    (LastBatch, "you keep only the last batch"),
-])
-def test_fix_accuracy_names_the_new_mistakes(wrong, message):
-    passed, text = check("ex-training-fix-accuracy", FixedMaskedAccuracy=wrong)
-    assert not passed and message in text, text
+def test_fix_accuracy_names_the_chapters_token_accuracy():
+    passed, text = check("ex-training-fix-accuracy", SequenceAccuracy=TokenTotals)
+    assert not passed and "you count tokens" in text, text
 
 
 def test_fix_accuracy_blank_metric_says_so_in_evaluate_too():
@@ -383,15 +485,10 @@ def test_fix_accuracy_blank_metric_says_so_in_evaluate_too():
         ...
 
     for metric in (Blank, StubMetric):
-        result = mt.exercises.run_check(CHAPTER, "ex-training-fix-accuracy", {"FixedMaskedAccuracy": metric})
+        result = mt.exercises.run_check(CHAPTER, "ex-training-fix-accuracy", {"SequenceAccuracy": metric})
         text = result.summary()
         assert result.score == 0 and text.count("Unanswered: `") == 3, text
         assert "Inside fit" not in text, text
-
-
-def test_fix_accuracy_accepts_a_metric_with_variables():
-    passed, text = check("ex-training-fix-accuracy", FixedMaskedAccuracy=mt.MaskedAccuracy)
-    assert passed, text
 
 
 # ex-training-backup -----------------------------------------------------------------------------
@@ -404,7 +501,7 @@ def model_at(step):
     return types.SimpleNamespace(optimizer=types.SimpleNamespace(iterations=np.int64(step)))
 
 
-RIGHT_BACKUP = dict(resumed_history=history([2, 3]), resumed_model=model_at(12),
+RIGHT_BACKUP = dict(first_model=model_at(6), resumed_history=history([2, 3]), resumed_model=model_at(12),
                     second_call_epochs=2, second_call_final_step=12)
 
 
@@ -419,7 +516,10 @@ def test_backup_accepts_the_right_run():
     ("resumed_history", history([1, 2, 3]), "list BackupAndRestore before your interrupting callback"),
     ("resumed_history", "done", "must be what the second `fit` call returns"),
     ("resumed_model", model_at(6), "started again from step 0"),
-    ("resumed_model", model_at(9), "should be at 4 epochs x 3 steps = 12"),
+    ("resumed_model", model_at(9), "the step count of an uninterrupted run"),
+    ("first_model", model_at(12), "the first call was never interrupted"),
+    ("first_model", model_at(3), "not the end of an epoch where the exercise interrupts the run"),
+    ("first_model", "a model", "must be the model of the first `fit` call"),
     ("second_call_epochs", 4, "the whole run"),
     ("second_call_epochs", 3, "interrupted after epoch 2 of 4"),
     ("second_call_final_step", 6, "as if the optimizer had started from 0"),
@@ -428,6 +528,21 @@ def test_backup_accepts_the_right_run():
 def test_backup_names_the_mistakes(name, value, message):
     passed, text = check("ex-training-backup", **{**RIGHT_BACKUP, name: value})
     assert not passed and message in text, text
+
+
+def test_backup_rejects_one_model_without_a_restart():
+    # The reviewer's loophole: fit(epochs=2), then fit(initial_epoch=2, epochs=4) on the same model, no
+    # BackupAndRestore, no exception: the history, the step and the answers all look right.
+    model = model_at(12)
+    passed, text = check("ex-training-backup", **{**RIGHT_BACKUP, "first_model": model, "resumed_model": model})
+    assert not passed and "are the same object" in text, text
+
+
+def test_backup_messages_never_give_the_answers():
+    for name, value in [("resumed_model", model_at(9)), ("second_call_final_step", 6), ("resumed_history", history([1, 3]))]:
+        passed, text = check("ex-training-backup", **{**RIGHT_BACKUP, name: value})
+        message = text.split("AssertionError:")[-1]
+        assert not passed and "12" not in message and "[3, 4]" not in message, text
 
 
 # ex-training-exact-vs-token ---------------------------------------------------------------------
@@ -493,6 +608,21 @@ def test_exact_vs_token_names_the_mistakes(name, value, message):
         assert passed, text
     else:
         assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("name,value", [
+    ("predicted_exact_match", 0.99),
+    ("predicted_exact_match", round(0.9996590614318848**11, 3)),
+    ("measured_exact_match", 0.6),
+    ("greedy_token_accuracy", lambda outputs, targets: 0.25),
+    ("first_wrong_field", lambda o, t: None if o == t else "month"),
+])
+def test_exact_vs_token_never_prints_the_answer(name, value):
+    passed, text = check("ex-training-exact-vs-token", **{**RIGHT_DATES, name: value})
+    message = text.split("AssertionError:")[-1]
+    answers = [f"{0.9996590614318848**11:.6f}", f"{0.9996590614318848**11:.5f}", "0.500000", "0.5000", "it should be",
+               f"{token_accuracy(['1998-03-03', '2042-09-25', '2003-10-0', '1987-06-111', ''], ['1998-03-03', '2024-09-25', '2003-10-02', '1987-06-11', '1966-11-02']):.4f}"]
+    assert not passed and not any(a in message for a in answers), text
 
 
 def test_exact_vs_token_rejects_the_error_rate():

@@ -41,21 +41,42 @@ def the_second_call_resumes(resumed_history):
     if epochs != expected:
         raise AssertionError(
             f"Your second call trained the epochs {[e + 1 for e in epochs]} (counting from 1). Interrupted "
-            f"at the end of epoch {INTERRUPTED_AFTER} of {EPOCHS}, it should train epochs "
-            f"{[e + 1 for e in expected]} only: raise the exception in on_epoch_end when epoch == "
-            f"{INTERRUPTED_AFTER - 1} (Keras counts epochs from 0)"
+            f"at the end of epoch {INTERRUPTED_AFTER} of {EPOCHS}, it should train only the epochs that the "
+            "first call did not finish: raise the exception in on_epoch_end at the end of the second epoch "
+            "(Keras counts epochs from 0)"
             + (f", or your exception is raised before BackupAndRestore writes its backup of epoch "
                f"{INTERRUPTED_AFTER}: Keras calls the callbacks in list order, so list BackupAndRestore before "
                "your interrupting callback." if epochs == list(range(INTERRUPTED_AFTER - 1, EPOCHS)) else "."))
 
 
-@test_case(points=1)
-def the_optimizer_step_is_restored(resumed_model):
-    answered(resumed_model, "resumed_model")
-    optimizer = getattr(resumed_model, "optimizer", None)
+def _step(model, what):
+    optimizer = getattr(model, "optimizer", None)
     if optimizer is None or getattr(optimizer, "iterations", None) is None:
-        raise AssertionError("`resumed_model` must be the model of the second `fit` call, compiled, after it ran.")
-    step = int(np.asarray(optimizer.iterations))
+        raise AssertionError(f"`{what}` must be the model of the {'first' if what == 'first_model' else 'second'} "
+                             "`fit` call, compiled, after it ran.")
+    return int(np.asarray(optimizer.iterations))
+
+
+@test_case(points=1)
+def the_optimizer_step_is_restored(first_model, resumed_model):
+    answered(first_model, "first_model")
+    answered(resumed_model, "resumed_model")
+    if first_model is resumed_model:
+        raise AssertionError(
+            "`first_model` and `resumed_model` are the same object: the second call went on with the model that "
+            "was still in memory, so nothing had to be restored. After a restart that model is gone: build a new "
+            "one, and let BackupAndRestore bring back its weights and its optimizer's state.")
+    first_step = _step(first_model, "first_model")
+    if first_step == EPOCHS * STEPS_PER_EPOCH:
+        raise AssertionError(
+            "`first_model`'s optimizer made the updates of the whole run: the first call was never interrupted. "
+            "Raise an exception from a callback at the end of the second epoch, listed after BackupAndRestore.")
+    if first_step != INTERRUPTED_AFTER * STEPS_PER_EPOCH:
+        raise AssertionError(
+            f"`first_model`'s optimizer is at step {first_step}, which is not the end of an epoch where the "
+            f"exercise interrupts the run (after epoch {INTERRUPTED_AFTER} of {EPOCHS}, {STEPS_PER_EPOCH} "
+            "batches per epoch).")
+    step = _step(resumed_model, "resumed_model")
     total = EPOCHS * STEPS_PER_EPOCH
     if step == (EPOCHS - INTERRUPTED_AFTER) * STEPS_PER_EPOCH:
         raise AssertionError(
@@ -64,8 +85,8 @@ def the_optimizer_step_is_restored(resumed_model):
             "epochs; BackupAndRestore restores the weights AND the optimizer's state.")
     if step != total:
         raise AssertionError(
-            f"The resumed model's optimizer is at step {step}; after the whole run it should be at "
-            f"{EPOCHS} epochs x {STEPS_PER_EPOCH} steps = {total}, the step count of an uninterrupted run.")
+            f"The resumed model's optimizer is at step {step}: after the whole run it should have the step count "
+            "of an uninterrupted run, every batch of every epoch counted once.")
 
 
 @test_case(points=1)
@@ -83,7 +104,7 @@ def the_answers(second_call_epochs, second_call_final_step):
     if step == remaining * STEPS_PER_EPOCH:
         raise AssertionError(
             f"`second_call_final_step` is {step}, as if the optimizer had started from 0: the backup holds its "
-            f"step counter, {INTERRUPTED_AFTER * STEPS_PER_EPOCH}, and the second call continues from there.")
+            "step counter, and the second call continues from there.")
     if step != total:
         raise AssertionError(
             f"`second_call_final_step` is {step}; read int(model.optimizer.iterations) after the second call.")

@@ -4,7 +4,7 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered
+from mintransformer.exercises.checking import answered, close
 
 OK_FORMAT = False
 name = "ex-training-base-schedule"
@@ -41,10 +41,9 @@ def peak(base_peak):
         raise AssertionError(
             "`base_peak` is d_model^-0.5 alone: at step = warmup_steps both terms of the min equal "
             "warmup_steps^-0.5, and the rate is their product with d_model^-0.5.")
-    if not _near(value, expected):
-        raise AssertionError(
-            f"`base_peak` is {value:.4g}; it should be {expected:.4g}. The rate peaks at step = warmup_steps, "
-            "where both terms of the min are equal: (d_model * warmup_steps)^-0.5.")
+    if not _near(value, expected):  # close() says too large or too small, never the value
+        close(value, expected, "`base_peak`", atol=0, rtol=0,
+              hint="The rate peaks at step = warmup_steps, where both terms of the min are equal.")
 
 
 @test_case(points=1)
@@ -75,5 +74,6 @@ def rate_after_100k_steps(base_rate_100k):
         raise AssertionError(
             "`base_rate_100k` uses the warm-up term step * warmup_steps^-1.5; after the warm-up the "
             "smaller of the two terms, which the min picks, is step^-0.5.")
-    if not _near(value, expected):
-        raise AssertionError(f"`base_rate_100k` is {value:.4g}; it should be {expected:.4g}, d_model^-0.5 * 100000^-0.5.")
+    if not _near(value, expected):  # close() says too large or too small, never the value
+        close(value, expected, "`base_rate_100k`", atol=0, rtol=0,
+              hint="Past the warm-up the min picks step^-0.5; the factor d_model^-0.5 multiplies it.")

@@ -3,7 +3,7 @@
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered, call, to_numpy
+from mintransformer.exercises.checking import answered, call, close, to_numpy
 
 OK_FORMAT = False
 name = "ex-training-exact-vs-token"
@@ -55,17 +55,17 @@ def the_estimate_and_the_measure(predicted_exact_match, measured_exact_match, da
             raise AssertionError(
                 f"`predicted_exact_match` comes from a rounded accuracy: you used {rounded:.{digits}f}"
                 + (" (the printed value)" if digits == 5 else "") + f", date_forced_accuracy rounded to {digits} "
-                f"decimals, whose 11th power is {rounded**11:.6f}, not {a**11:.6f}. Compute "
-                "date_forced_accuracy ** 11 from the variable itself.")
+                "decimals. Raised to the 11th power, the rounding error grows about 11 times, more than the "
+                "check's tolerance. Compute the power from the variable date_forced_accuracy itself.")
         if np.isclose(predicted, round(a**11, digits), rtol=0, atol=1e-9) and not np.isclose(
                 a**11, round(a**11, digits), rtol=0, atol=1e-6):
             raise AssertionError(
-                f"`predicted_exact_match` is a^11 rounded to {digits} decimals ({round(a**11, digits)}): keep the "
-                f"full value, date_forced_accuracy ** 11 = {a**11:.6f} (the check compares to 1e-6: the estimate is "
-                "to be set against a measured exact match that is a multiple of 1/1600).")
+                f"`predicted_exact_match` is a^11 rounded to {digits} decimals: keep the full value (the check "
+                "compares to 1e-6: the estimate is to be set against a measured exact match that is a multiple "
+                "of 1/1600).")
     if not np.isclose(predicted, a**11, rtol=0, atol=1e-6):
-        raise AssertionError(f"`predicted_exact_match` is {predicted:.6f}; a^11 with a = date_forced_accuracy "
-                             f"is {a**11:.6f}.")
+        close(predicted, a**11, "`predicted_exact_match`", atol=0, rtol=0,
+              hint="The estimate is a^11, with a = date_forced_accuracy: 11 tokens, each right with probability a.")
     answered(date_outputs, "date_outputs (made by the set-up cell: run it)")
     targets = [t for _, t in date_test]
     measured = _number(measured_exact_match, "measured_exact_match")
@@ -76,9 +76,8 @@ def the_estimate_and_the_measure(predicted_exact_match, measured_exact_match, da
     if measured in (wrong, len(targets) - wrong) and measured > 1:
         raise AssertionError("`measured_exact_match` is a count: divide it by the number of test dates.")
     if not np.isclose(measured, expected, atol=1e-9):
-        raise AssertionError(
-            f"`measured_exact_match` is {measured:.6f}; the fraction of date_outputs equal to their target "
-            f"is {expected:.6f}.")
+        close(measured, expected, "`measured_exact_match`", atol=0, rtol=0,
+              hint="It is the fraction of date_outputs equal to their target string, compared whole.")
 
 
 OUTPUTS = ["1998-03-03", "2042-09-25", "2003-10-0", "1987-06-111", ""]
@@ -105,18 +104,20 @@ def token_accuracy_of_the_outputs(greedy_token_accuracy, date_outputs, date_test
         if np.isclose(got, value) and not np.isclose(expected, value):
             raise AssertionError(f"{case} = {got:.4f}: {message}.")
     if not np.isclose(got, expected, atol=1e-9):
+        side = "too large" if got > expected else "too small"
         raise AssertionError(
-            f"{case} = {got:.4f}; it should be {expected:.4f} ({round(expected * 55)} right of 55). Read each "
-            "string as its characters then <end> and compare position by position over the target's 11; "
-            "'2003-10-0' is wrong at 9 and 10, '' at all 11.")
+            f"{case} = {got:.4f}: that is {side}. Read each string as its characters then <end> and compare "
+            "position by position over the target's 11 (55 positions here); a position where the output has no "
+            "token is wrong, and so is a character where the target has <end>.")
     answered(date_outputs, "date_outputs (made by the set-up cell: run it)")
     targets = [t for _, t in date_test]
     got = _number(call(greedy_token_accuracy, "greedy_token_accuracy", date_outputs, targets),
                   "greedy_token_accuracy(date_outputs, targets)")
     expected = _token_accuracy(date_outputs, targets)
     if not np.isclose(got, expected, atol=1e-9):
-        raise AssertionError(f"On the shipped model's outputs your token accuracy is {got:.6f}; it should be "
-                             f"{expected:.6f}.")
+        side = "too large" if got > expected else "too small"
+        raise AssertionError(f"On the shipped model's outputs your token accuracy is {got:.6f}: that is {side}, "
+                             "though it passed the small cases. Do you count every test date, 11 positions each?")
 
 
 @test_case(points=1)
@@ -136,6 +137,7 @@ def the_field_of_the_first_wrong_character(first_wrong_field):
                 "shorter string. The first position where one has a character and the other has not (or has "
                 "<end>) is wrong too.")
         raise AssertionError(
-            f"first_wrong_field({output!r}, {target!r}) is {got!r}; it should be {expected!r}. Positions 0-3 of "
+            f"first_wrong_field({output!r}, {target!r}) is {got!r}: that is not the field of the first position "
+            "where the two differ. Positions 0-3 of "
             "YYYY-MM-DD are the year, 4 and 7 the separators, 5-6 the month, 8-9 the day, and position 10 the "
             "<end> token ('end'); None when the output is right.")

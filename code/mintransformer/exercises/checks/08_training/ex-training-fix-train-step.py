@@ -46,8 +46,12 @@ def _run(fixed_train_step):
     reference = _model(tokenizer)
     (source, target_in), target_out = batch
     dropout_off = float(mt.masked_loss(target_out, reference((source, target_in), training=False), label_smoothing=0.1))
+    before = [np.array(v) for v in reference.trainable_variables]
     dropout_on = _reference_step(reference, batch)
+    reference_update = [np.array(v) - b for v, b in zip(reference.trainable_variables, before)]
     model = _model(tokenizer)  # the same weights and dropout seeds as the reference had
+    model((source, target_in), training=False)  # built as the reference was (no dropout, no seed drawn)
+    before = [np.array(v) for v in model.trainable_variables]
     try:
         loss = call(fixed_train_step, "fixed_train_step", model, batch)
     except Unanswered:
@@ -65,14 +69,32 @@ def _run(fixed_train_step):
     if value.size != 1:
         raise AssertionError(f"`fixed_train_step` must return the loss of the batch, one number; it returned "
                              f"shape {value.shape}.")
+    update = [np.array(v) - b for v, b in zip(model.trainable_variables, before)]
     _RUNS[fixed_train_step] = (float(value.reshape(())), int(np.asarray(model.optimizer.iterations)),
-                               dropout_on, dropout_off)
+                               dropout_on, dropout_off, _agreement(update, reference_update))
     return _RUNS[fixed_train_step]
+
+
+def _agreement(update, reference_update):
+    """How the student's update of the weights compares with the reference step's: "same", "none" or "other".
+
+    Adam's first update moves each weight by about lrate * sign(gradient), so two steps whose losses
+    agree to the last bits move almost every weight the same way; a step that applies no gradient
+    (or zeros) moves none.
+    """
+    if len(update) != len(reference_update):
+        return "other"
+    moved = sum(int(np.count_nonzero(u)) for u in update)
+    if moved == 0:
+        return "none"
+    scale = max(float(np.max(np.abs(r))) for r in reference_update)  # about one learning rate
+    same = sum(int(np.sum(np.isclose(u, r, rtol=0, atol=1e-3 * scale))) for u, r in zip(update, reference_update))
+    return "same" if same >= 0.999 * sum(r.size for r in reference_update) else "other"
 
 
 @test_case(points=1)
 def one_update_with_training_by_keyword(fixed_train_step):
-    _, steps, _, _ = _run(fixed_train_step)
+    _, steps, _, _, agreement = _run(fixed_train_step)
     if steps == 0:
         raise AssertionError(
             "After fixed_train_step(model, batch), model.optimizer has made no update: compute the gradients "
@@ -81,19 +103,28 @@ def one_update_with_training_by_keyword(fixed_train_step):
     if steps != 1:
         raise AssertionError(f"After one call of fixed_train_step(model, batch), model.optimizer has made {steps} "
                              "updates; one step makes one.")
+    if agreement == "none":
+        raise AssertionError(
+            "Your step counts as an update, but no weight of the model changed: the gradients you apply are zero "
+            "(or not those of the loss). Take them from the tape, tape.gradient(loss, model.trainable_variables), "
+            "with the forward pass inside the `with tf.GradientTape()` block.")
 
 
 @test_case(points=1)
 def dropout_is_on(fixed_train_step):
-    loss, _, dropout_on, dropout_off = _run(fixed_train_step)
+    loss, _, dropout_on, dropout_off, agreement = _run(fixed_train_step)
     if np.isclose(loss, dropout_off, rtol=0, atol=1e-5):
         raise AssertionError(
-            f"Your step's loss, {loss:.4f}, is the loss with dropout OFF ({dropout_off:.4f}): you left `training` "
-            "out (or passed training=False), and MinTransformer.call defaults to training=False, so the step trains "
-            f"without dropout, silently. With training=True the same step gives {dropout_on:.4f}. Pass "
-            "training=True by keyword, as model.fit does.")
+            "Your step's loss is the loss with dropout OFF: you left `training` out (or passed training=False), "
+            "and MinTransformer.call defaults to training=False, so the step trains without dropout, silently. "
+            "Pass training=True by keyword, as model.fit does.")
     if not np.isclose(loss, dropout_on, rtol=0, atol=1e-4):
         raise AssertionError(
-            f"Your step's loss is {loss:.4f}; the step of the given code with training=True gives {dropout_on:.4f} "
-            f"(and {dropout_off:.4f} with dropout off). Keep everything else as it is: one forward pass with "
-            "training=True, the loss mt.masked_loss(target_out, logits, label_smoothing=0.1), returned.")
+            "Your step's loss is neither the loss of the given step with training=True nor the one with dropout "
+            "off. Keep everything else as it is: one forward pass with training=True, the loss "
+            "mt.masked_loss(target_out, logits, label_smoothing=0.1), returned.")
+    if agreement == "other":
+        raise AssertionError(
+            "Your step returns the right loss, but it moves the weights differently from one update of the given "
+            "step: apply the gradients of that same loss, from the same forward pass (training=True), once, "
+            "with model.optimizer.")
