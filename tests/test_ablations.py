@@ -157,6 +157,72 @@ def test_the_script_runs_the_grid_on_a_tiny_budget(tmp_path):
     assert [m["variants"] for m in merged["made"]] == [["average", "reversal_none"], ["average"]]
     stats = merged["summary"]["average"]
     assert stats["seeds"] == 2 and stats["exact"]["min"] <= stats["exact"]["mean"] <= stats["exact"]["max"]
+    # --first-seed adds seeds and keeps the variant's others.
+    subprocess.run(script + ["--variants", "average", "--seeds", "1", "--first-seed", "4", "--workers", "1"],
+                   check=True, capture_output=True, timeout=600)
+    added = json.loads(out.read_text())
+    assert sorted((r["name"], r["seed"]) for r in added["runs"]) == [("average", 0), ("average", 1), ("average", 4),
+                                                                      ("reversal_none", 0)]
+    assert [(m["variants"], m.get("first_seed", 0), m["seeds"]) for m in added["made"]] == [
+        (["average", "reversal_none"], 0, 1), (["average"], 0, 2), (["average"], 4, 1)]
+
+
+def _runs(*triples):
+    return [dict(name=n, seed=s, exact=x, perplexity=1 + x) for n, s, x in triples]
+
+
+def test_paired_matches_runs_by_seed():
+    runs = _runs(("base", 2, 0.5), ("base", 0, 0.7), ("base", 1, 0.6), ("heads_1", 1, 0.55), ("heads_1", 0, 0.65))
+    seeds, a, b = ablations.paired(runs, "heads_1", "base")
+    assert seeds == [0, 1] and a.tolist() == [0.65, 0.55] and b.tolist() == [0.7, 0.6]
+    with pytest.raises(ValueError, match="share 1 seed"):
+        ablations.paired(runs[:3] + runs[4:], "heads_1", "base")
+    with pytest.raises(ValueError, match="no run of 'heads_2'"):
+        ablations.paired(runs, "heads_2", "base")
+    with pytest.raises(ValueError, match="has the score 'exact_long'"):
+        ablations.paired(runs, "heads_1", "base", "exact_long")
+
+
+def test_compare_all_tests_pairs_and_adjusts_for_the_family():
+    runs = _runs(*[("base", s, x) for s, x in enumerate([0.5, 0.9, 0.6, 0.8])],
+                 *[("heads_1", s, x) for s, x in enumerate([0.45, 0.86, 0.55, 0.74])],
+                 *[("heads_2", s, x) for s, x in enumerate([0.9, 0.5, 0.6, 0.8])])
+    triples = [("heads_1", "base", "exact"), ("heads_2", "base", "exact"), ("heads_1", "base", "perplexity")]
+    compared = ablations.compare_all(runs, triples)
+    assert list(compared) == triples
+    one = compared[triples[0]]
+    assert one["seeds"] == [0, 1, 2, 3] and one["test"].mean == pytest.approx(-0.05) and one["sign"] == 0.125
+    assert one["test"].p < 0.05 and one["holm"] == pytest.approx(min(1, 3 * one["test"].p))
+    assert compared[triples[1]]["test"].mean == pytest.approx(0.0)
+    ratio = compared[triples[2]]["test"].mean  # perplexities compared on the log scale
+    assert ratio == pytest.approx(np.mean(np.log([1.45, 1.86, 1.55, 1.74]) - np.log([1.5, 1.9, 1.6, 1.8])))
+    assert all(r["holm"] >= r["test"].p for r in compared.values())
+
+
+def test_the_chapter_compares_every_variant_with_a_reference_of_its_kind():
+    compared = {a for a, _, _ in ablations.COMPARISONS}
+    assert compared == set(ablations.VARIANTS) - {"base", "reversal_sinusoidal", "post_norm_warmup"}
+    assert len(ablations.COMPARISONS) == len(set(ablations.COMPARISONS)) == 38
+    for a, b, key in ablations.COMPARISONS:
+        assert ablations.config(a)["task"] == ablations.config(b)["task"]
+        assert ablations.config(a)["model"]["num_layers"] == ablations.config(b)["model"]["num_layers"]
+
+
+def test_the_shipped_pairs_share_their_training():
+    # `average` is the base run, averaged afterwards, and the cool-down is the base run until its rate
+    # falls: their stored training losses must agree, or the runs of one seed are not pairs.
+    runs = ablations.load_results()["runs"]
+    losses = {(r["name"], r["seed"]): r["losses"] for r in runs}
+    kept = int(ablations.BASE["steps"] * (1 - ablations.config("cooldown")["cooldown_fraction"])) // 10
+    for (name, seed), curve in losses.items():
+        if name == "average":
+            assert curve == losses["base", seed], seed
+        if name == "cooldown_average":
+            assert curve == losses["cooldown", seed], seed
+        if name == "cooldown":
+            assert curve[:kept] == losses["base", seed][:kept], seed
+    compared = ablations.compare_all(runs)
+    assert all(len(r["seeds"]) >= 3 for r in compared.values())
 
 
 def test_the_shipped_results_cover_the_grid_and_agree_with_their_runs():
