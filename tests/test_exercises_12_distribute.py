@@ -38,8 +38,8 @@ def _by_hand(weighting):
         n = np.count_nonzero(labels)
         total = None
         for source, target_in, target_out in zip(*(np.array_split(a, replicas) for a in (*inputs, labels))):
-            scale = {"share": np.count_nonzero(target_out) / n, "own mean": 1.0,
-                     "mean of means": 1 / replicas}[weighting]
+            scale = {"share": np.count_nonzero(target_out) / n, "own mean": 1.0, "mean of means": 1 / replicas,
+                     "source share": np.count_nonzero(source) / np.count_nonzero(inputs[0])}[weighting]
             grads = mt.distribute.gradients(model, lambda y, p: mt.masked_loss(y, p) * scale, (source, target_in),
                                             target_out)
             total = grads if total is None else [t + g for t, g in zip(total, grads)]
@@ -53,6 +53,13 @@ def test_by_hand_accepts_the_tokens_share_and_names_the_two_mistakes():
     assert not passed and "the sum of R means is not one mean" in text, text
     passed, text = check("ex-dist-by-hand", data_parallel_gradient=_by_hand("mean of means"))
     assert not passed and "the mean of the slices' means" in text, text
+
+
+def test_by_hand_refuses_a_weight_by_the_source_tokens():
+    # Each row's source and target have different lengths in the check's batches, so the slices' shares of the
+    # source tokens are not their shares of the labels' tokens.
+    passed, text = check("ex-dist-by-hand", data_parallel_gradient=_by_hand("source share"))
+    assert not passed and "SOURCE tokens" in text and "target tokens (the labels)" in text, text
 
 
 def test_by_hand_refuses_the_whole_batch_at_once():
@@ -85,6 +92,21 @@ def test_cost_names_what_is_missing(skip, message):
     assert not passed and message in text, text
 
 
+@pytest.mark.parametrize("function", ["training_flops", "forward_flops"])
+def test_cost_refuses_the_package_s_count(function):
+    def training_cost(num_layers, d_model, dff, vocab_size, steps, tokens, length):
+        if function == "training_flops":
+            return steps * mt.distribute.training_flops(num_layers, d_model, dff, vocab_size, tokens, tokens, length,
+                                                        length)
+        return 3 * steps * sum(mt.distribute.forward_flops(num_layers, d_model, dff, vocab_size, tokens, tokens,
+                                                           length, length).values())
+
+    passed, text = check("ex-dist-cost", training_cost=training_cost)
+    assert not passed and "must not call mt.distribute.training_flops" in text, text
+    assert mt.distribute.training_flops.__name__ == "training_flops"  # restored after the check
+    assert mt.distribute.training_flops(1, 8, 16, 10, 2, 2, 1, 1) > 0
+
+
 @pytest.mark.parametrize("factor", [0.5, 2.0])
 def test_cost_says_what_is_wrong_without_the_expected_value(factor):
     def scaled(*args):
@@ -96,18 +118,73 @@ def test_cost_says_what_is_wrong_without_the_expected_value(factor):
     assert f"{expected:.4g}" not in text and f"{expected:.3g}" not in text, text
 
 
-def test_accumulate_refuses_the_mean_of_means():
-    def mean_of_means(model, micro_batches):
-        grads = [mt.distribute.gradients(model, mt.masked_loss, x, y) for x, y in micro_batches]
-        return [sum(g) / len(grads) for g in zip(*grads)]
+def _accumulated(mistake=""):
+    """A streaming answer: each micro-batch read once, its gradient taken before the next is read."""
+    def accumulated_gradient(model, micro_batches):
+        total, n, source, count = None, 0, 0, 0
+        for inputs, labels in micro_batches:
+            weight = {"": np.count_nonzero(labels), "mean of means": 1,
+                      "source": np.count_nonzero(inputs[0])}.get(mistake, np.count_nonzero(labels))
+            grads = mt.distribute.gradients(model, lambda y, p, w=weight: mt.masked_loss(y, p) * w, inputs, labels)
+            if mistake == "twice":  # a second gradient of the same micro-batch
+                mt.distribute.gradients(model, mt.masked_loss, inputs, labels)
+            total = grads if total is None else [t + g for t, g in zip(total, grads)]
+            n, source, count = n + np.count_nonzero(labels), source + np.count_nonzero(inputs[0]), count + 1
+        return [t / {"mean of means": count, "source": source}.get(mistake, n) for t in total]
+    return accumulated_gradient
 
-    passed, text = check("ex-dist-accumulate", accumulated_gradient=mean_of_means)
+
+def test_accumulate_accepts_the_streaming_sum_over_the_tokens():
+    passed, text = check("ex-dist-accumulate", accumulated_gradient=_accumulated())
+    assert passed, text
+
+    def running_mean(model, micro_batches):  # another streaming answer: a running token-weighted mean
+        total, n = None, 0
+        for inputs, labels in micro_batches:
+            grads = mt.distribute.gradients(model, mt.masked_loss, inputs, labels)
+            n_r = np.count_nonzero(labels)
+            keep, add = n / (n + n_r), n_r / (n + n_r)
+            total = grads if total is None else [t * keep + g * add for t, g in zip(total, grads)]
+            n += n_r
+        return total
+
+    passed, text = check("ex-dist-accumulate", accumulated_gradient=running_mean)
+    assert passed, text
+
+
+def test_accumulate_refuses_the_mean_of_means():
+    passed, text = check("ex-dist-accumulate", accumulated_gradient=_accumulated("mean of means"))
     assert not passed and "still averages" in text and "gradient_accumulation_steps" in text, text
 
-    def weighted(model, micro_batches):
-        n = sum(np.count_nonzero(y) for _, y in micro_batches)
-        grads = [mt.distribute.gradients(model, lambda t, p, s=np.count_nonzero(y) / n: mt.masked_loss(t, p) * s, x, y)
-                 for x, y in micro_batches]
-        return [sum(g) for g in zip(*grads)]
 
-    assert check("ex-dist-accumulate", accumulated_gradient=weighted)[0]
+def test_accumulate_refuses_a_weight_by_the_source_tokens():
+    passed, text = check("ex-dist-accumulate", accumulated_gradient=_accumulated("source"))
+    assert not passed and "SOURCE tokens" in text and "target tokens (the labels)" in text, text
+
+
+def test_accumulate_refuses_reading_ahead():
+    # Counting the tokens first (the answer to ex-dist-by-hand, in time) reads the stream twice.
+    def counted_first(model, micro_batches):
+        micro_batches = list(micro_batches)
+        n = sum(np.count_nonzero(labels) for _, labels in micro_batches)
+        total = None
+        for inputs, labels in micro_batches:
+            share = np.count_nonzero(labels) / n
+            grads = mt.distribute.gradients(model, lambda y, p: mt.masked_loss(y, p) * share, inputs, labels)
+            total = grads if total is None else [t + g for t, g in zip(total, grads)]
+        return total
+
+    def one_batch(model, micro_batches):  # no accumulation: every micro-batch in one batch
+        batches = list(micro_batches)
+        pad = lambda a: np.pad(a, ((0, 0), (0, 12 - a.shape[1])))  # noqa: E731  (right padding changes nothing)
+        inputs = tuple(np.concatenate([pad(b[0][k]) for b in batches]) for k in (0, 1))
+        return mt.distribute.gradients(model, mt.masked_loss, inputs, np.concatenate([pad(b[1]) for b in batches]))
+
+    for answer in (counted_first, one_batch):
+        passed, text = check("ex-dist-accumulate", accumulated_gradient=answer)
+        assert not passed and "asked for micro-batch 2 before" in text and "stream" in text, text
+
+
+def test_accumulate_takes_one_gradient_per_micro_batch():
+    passed, text = check("ex-dist-accumulate", accumulated_gradient=_accumulated("twice"))
+    assert not passed and "one gradient per micro-batch" in text, text

@@ -19,9 +19,12 @@ def _model_and_batch(seed):
     rows, length = 6, 7
     source = rng.integers(3, 12, (rows, length)).astype("int32")
     target = rng.integers(3, 12, (rows, length + 1)).astype("int32")
-    for row, cut in enumerate([7, 2, 6, 1, 3, 2]):  # ragged: 15 and 6 tokens in 2 slices; 9, 7 and 5 in 3
-        source[row, cut:] = 0
-        target[row, cut + 1:] = 0
+    # Ragged, and each row's source as long as its target in no row: the labels hold 15 and 6 tokens in
+    # 2 slices (9, 7 and 5 in 3), the sources 12 and 15 (10, 8 and 9), so a weight by the source's tokens
+    # is not the weight by the labels' tokens.
+    for row, (source_cut, target_cut) in enumerate(zip([3, 7, 2, 6, 5, 4], [7, 2, 6, 1, 3, 2])):
+        source[row, source_cut:] = 0
+        target[row, target_cut + 1:] = 0
     inputs, labels = (source, target[:, :-1]), target[:, 1:]
     model(inputs)
     return model, inputs, labels
@@ -69,6 +72,13 @@ def _check(data_parallel_gradient, replicas, seed):
         raise AssertionError(f"With {replicas} replicas the result is the sum of the slices' mean losses' gradients, "
                              f"{error:.0%} away from the batch's gradient: the sum of R means is not one mean. Divide "
                              "each slice's summed token loss by the tokens of the whole batch.")
+    source_tokens = [np.count_nonzero(s) for s in np.array_split(inputs[0], replicas)]
+    by_source = _flat([sum(g * (t / sum(source_tokens)) for g, t in zip(per_weight, source_tokens))
+                       for per_weight in zip(*means)])
+    if replicas > 1 and near(got, by_source):
+        raise AssertionError(f"With {replicas} replicas the result weights each slice by its share of the batch's "
+                             "SOURCE tokens: the loss is a mean over the target tokens (the labels), and a slice's "
+                             "source and target hold different numbers of real tokens.")
     if near(got, sum_of_means / replicas):
         raise AssertionError(f"With {replicas} replicas the result is the mean of the slices' means, {error:.1%} away "
                              "from the batch's gradient: it weights every slice alike, however many real tokens it "

@@ -3,7 +3,7 @@
 from otter.test_files import test_case
 
 from mintransformer import distribute
-from mintransformer.exercises.checking import call
+from mintransformer.exercises.checking import call, refusing
 
 OK_FORMAT = False
 name = "ex-dist-cost"
@@ -14,9 +14,14 @@ def reference(num_layers, d_model, dff, vocab_size, steps, tokens, length):
     return steps * distribute.training_flops(num_layers, d_model, dff, vocab_size, tokens, tokens, length, length)
 
 
+RULE = ("Write the count from the equation yourself: training_cost must not call mt.distribute.training_flops or "
+        "mt.distribute.forward_flops, which compute it for you.")
+
+
 def _check(training_cost, config, what):
-    got = float(call(training_cost, "training_cost", *config))
     expected = reference(*config)
+    with refusing([distribute.training_flops, distribute.forward_flops], training_cost, RULE):
+        got = float(call(training_cost, "training_cost", *config))
     if abs(got - expected) <= 1e-6 * expected:
         return
     n, d, dff, v, steps, tokens, length = config
