@@ -50,16 +50,19 @@ for name, loss_fn in [("masked_loss", mt.masked_loss), ("per_replica_mean", per_
 
 # What model.fit makes of the loss on each replica (Keras's reduction), beside the loss's own value.
 fit, own = mt.distribute.replica_losses(mirrored, copy, inputs, labels)
-ones = np.ones(len(labels), "float32")
-weighted, _ = mt.distribute.replica_losses(mirrored, copy, inputs, labels, sample_weight=ones)
 vocab = int(np.max(labels)) + 1
-keras.utils.set_random_seed(0)
-with mirrored.scope():  # an output that carries a Keras mask: the padding of the input, passed on by Dense
-    masking = keras.Sequential([keras.Input((None,), dtype="int32"), keras.layers.Embedding(vocab, 8, mask_zero=True),
-                                keras.layers.Dense(vocab)])
-    masking.compile(optimizer="adam", loss=mt.masked_loss)
-masked_fit, masked_own = mt.distribute.replica_losses(mirrored, masking, labels, labels)
-fit_over_own = {"reversal": list(np.divide(fit, own)), "sample_weight": list(np.divide(weighted, own)),
+toy = {}
+for mask_zero in (False, True):  # mask_zero=True: an output that carries a Keras mask, the input's padding
+    keras.utils.set_random_seed(0)
+    with mirrored.scope():
+        toy[mask_zero] = keras.Sequential([keras.Input((None,), dtype="int32"),
+                                           keras.layers.Embedding(vocab, 8, mask_zero=mask_zero),
+                                           keras.layers.Dense(vocab)])
+        toy[mask_zero].compile(optimizer="adam", loss=mt.masked_loss)  # the function: Keras takes sample weights
+ones = np.ones(len(labels), "float32")
+weighted, weighted_own = mt.distribute.replica_losses(mirrored, toy[False], labels, labels, sample_weight=ones)
+masked_fit, masked_own = mt.distribute.replica_losses(mirrored, toy[True], labels, labels)
+fit_over_own = {"reversal": list(np.divide(fit, own)), "sample_weight": list(np.divide(weighted, weighted_own)),
                 "keras_mask": list(np.divide(masked_fit, masked_own))}
 
 flat = [np.concatenate([np.ravel(w.numpy()) for w in m.weights]) for m in (one, two)]

@@ -56,7 +56,8 @@ def test_fit_uses_the_scalar_loss_as_it_is_only_without_a_keras_mask_or_sample_w
     ratios = mirrored[0]["fit_over_own"]
     # The book's model: no Keras mask on its output, so masked_loss's division by n is the only scaling.
     np.testing.assert_allclose(ratios["reversal"], [1.0, 1.0], rtol=1e-6)
-    # With sample weights, or an output that carries a Keras mask, Keras divides the scalar by R = 2.
+    # With sample weights of 1 (a small model without a Keras mask, compiled with the function mt.masked_loss), or
+    # an output that carries a Keras mask, Keras divides the scalar by R = 2.
     np.testing.assert_allclose(ratios["sample_weight"], [0.5, 0.5], rtol=1e-6)
     np.testing.assert_allclose(ratios["keras_mask"], [0.5, 0.5], rtol=1e-5)
 
@@ -91,6 +92,16 @@ def test_splitting_the_cpu_after_tensorflow_started_says_how_to_do_it():
     with pytest.raises(RuntimeError, match="Restart the kernel.*MINTRANSFORMER_CPU_DEVICES"):
         distribute.logical_cpus(2)  # this process imported the package without the variable
     assert distribute.logical_cpus(1) == ["/device:CPU:0"]
+
+
+def test_importing_the_package_with_the_variable_after_tensorflow_started_raises_at_the_import():
+    # Appendix A says so: the import itself raises split_cpu's error, before logical_cpus could be called.
+    code = ("import os, tensorflow as tf; tf.constant(0.0); "
+            "os.environ['MINTRANSFORMER_CPU_DEVICES'] = '2'; import mintransformer")
+    env = {k: v for k, v in os.environ.items() if k != "MINTRANSFORMER_CPU_DEVICES"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "RuntimeError: TensorFlow has started already and cannot split the CPU into 2 devices" in done.stderr
 
 
 @pytest.mark.parametrize("config", [

@@ -66,7 +66,8 @@ def logical_cpus(count):
     """The names of the first ``count`` logical CPU devices; a clear error if there are fewer.
 
     There are fewer when the package was imported before ``MINTRANSFORMER_CPU_DEVICES`` was set (a
-    second import does nothing), or when TensorFlow had started before the import.
+    second import does nothing). An import with the variable set after TensorFlow had started (a
+    tensor made first) does not get this far: the import itself raises ``split_cpu``'s error.
     """
     devices = [device.name for device in tf.config.list_logical_devices("CPU")]
     if len(devices) < count:
