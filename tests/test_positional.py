@@ -209,6 +209,25 @@ def test_embed_step_refuses_a_negative_position(kind, mode, rng):
         assert np.isnan(out).all()
 
 
+@pytest.mark.parametrize("kind", ["python", "numpy", "tensor", "bool"])
+@pytest.mark.parametrize("mode", MODES)
+def test_embed_step_refuses_a_position_that_is_not_an_integer(kind, mode, rng):
+    """A float position would be cut down to a row (2.7 to row 2) without a word: a TypeError instead."""
+    import tensorflow as tf
+    layer = _layer()
+    tokens = rng.integers(0, 11, size=(2, 1)).astype("int32")
+    position = {"python": 2.7, "numpy": np.float32(2.7), "tensor": tf.constant(2.7), "bool": True}[kind]
+    with pytest.raises(TypeError, match=r"position must be an integer"):
+        if mode == "eager":
+            layer.embed_step(tokens, position)
+        elif kind == "tensor":  # traced with an unknown float position
+            spec = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.float32)]
+            tf.function(lambda t, p: layer.embed_step(t, p), input_signature=spec,
+                        jit_compile=mode == "xla")(tokens, position)
+        else:
+            tf.function(lambda t: layer.embed_step(t, position), jit_compile=mode == "xla")(tokens)
+
+
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_a_graph_traced_with_a_known_length_raises_the_value_error(jit_compile):
     import tensorflow as tf

@@ -37,6 +37,20 @@ def positional_encoding(length, depth):
 POSITIONS = ("sinusoidal", "learned", "none")
 
 
+def _check_integer(position, name):
+    """Refuse a position that is not an integer (a float would otherwise be cut down to a row)."""
+    dtype = getattr(position, "dtype", None)
+    if dtype is not None:
+        integer = "int" in keras.backend.standardize_dtype(dtype)
+    else:
+        integer = isinstance(position, (int, np.integer)) and not isinstance(position, bool)
+    if not integer:
+        raise TypeError(f"{name}: position must be an integer (a Python or NumPy int, or an integer tensor), "
+                        f"not {type(position).__name__}"
+                        + (f" of dtype {keras.backend.standardize_dtype(dtype)}" if dtype is not None else "")
+                        + f": {position!r:.60}.")
+
+
 @keras.saving.register_keras_serializable(package="mintransformer")
 class PositionalEmbedding(keras.layers.Layer):
     """Token embedding scaled by sqrt(d_model), plus the positional encoding.
@@ -60,9 +74,14 @@ class PositionalEmbedding(keras.layers.Layer):
           by an assertion that raises an InvalidArgumentError when the graph runs;
         - under XLA (``jit_compile=True``) nothing can be raised from inside the compiled
           function (XLA drops assertions, and its gather clamps an index past the table to
-          the last row); so every embedding vector at a position past the table is NaN,
-          an output that cannot pass for a right one. Code that compiles a loop over
-          positions (the package's decoders) checks the length before the loop.
+          the last row); so every embedding vector at a position past the table is NaN.
+          The NaN spreads through everything computed from it (in a whole model, every
+          logit), but an argmax turns NaN logits back into a valid token id, so a compiled
+          decoder would still return plausible tokens. Check the length outside compiled
+          code, as the package's decoders do before their loops, or test for NaN before
+          an argmax.
+    ``position`` must be an integer (a Python or NumPy int, or an integer tensor): a float is
+    refused with a TypeError rather than rounded down.
     """
 
     def __init__(self, vocab_size, d_model, max_length, positions="sinusoidal", scale=True, **kwargs):
@@ -99,6 +118,7 @@ class PositionalEmbedding(keras.layers.Layer):
 
     def embed_step(self, tokens, position):
         """Embed tokens (B, n) standing at ``position``, ..., ``position + n - 1``, for cached decoding."""
+        _check_integer(position, self.name)
         n = ops.shape(tokens)[1]
         self._check_positions(position, n)
         return self.embed(tokens, ops.cast(position, "int32") + ops.arange(n))  # (B, n, D)
