@@ -142,7 +142,7 @@ def test_implement_rejects_the_package_function_imported_by_name():
 @pytest.mark.parametrize("closest,message", [
     (154, "is a feature index"),
     (155, "is a feature index"),
-    (76, "do not just round down"),
+    (76, "is not the pair whose wavelength is closest to 100"),  # the message names neither neighbour
     (76.9, "whole number"),
     (128, "you left out the 2 pi"),
     (80, "is not the pair whose wavelength is closest to 100"),
@@ -321,6 +321,16 @@ def test_fix_max_len_rejects_a_slice_without_a_check():
     assert "without a word" in result.summary(), result.summary()
 
 
+def test_fix_max_len_rejects_a_negative_start():
+    def checks_the_end_only(x, max_len, start=0):  # a negative start wraps to the end of the table
+        if start + x.shape[1] > max_len:
+            raise ValueError("past the table")
+        return x + mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
+
+    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=checks_the_end_only)
+    assert not passed and "a negative position has no row either" in text, text
+
+
 def test_fix_max_len_rejects_a_slice_that_fails_while_adding():
     def sliced(x, max_len, start=0):
         table = mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
@@ -360,7 +370,7 @@ def test_fix_max_len_rejects_the_last_rows():
 
 def test_fix_max_len_accepts_an_in_place_addition():
     def in_place(x, max_len, start=0):
-        if start + x.shape[1] > max_len:
+        if start < 0 or start + x.shape[1] > max_len:
             raise ValueError("past the table")
         x += mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
         return x

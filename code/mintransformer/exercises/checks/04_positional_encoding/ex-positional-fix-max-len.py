@@ -113,7 +113,7 @@ def tokens_further_on(fixed_add_encoding):
 
 @test_case(points=1)
 def past_the_table(fixed_add_encoding):
-    for start, length in [(MAX_LEN - 1, 2), (MAX_LEN, 1), (0, MAX_LEN + 2)]:
+    for start, length in [(MAX_LEN - 1, 2), (MAX_LEN, 1), (0, MAX_LEN + 2), (-2, 1)]:
         case = f"{length} token(s) at start = {start} with max_len = {MAX_LEN}"
         try:
             got = _call(fixed_add_encoding, _batch(6, length), start)
@@ -128,6 +128,10 @@ def past_the_table(fixed_add_encoding):
             raise AssertionError(f"{case}: {error} Raise a ValueError when a position has no row in the "
                                  "table (start + T > max_len).") from None
         out = to_numpy(got, f"{case}: the result")
+        if start < 0:
+            raise AssertionError(f"{case}: a negative position has no row either, yet your function returned a "
+                                 f"result of shape {out.shape} without a word (a negative index counts from the "
+                                 "end of the table, as in NumPy). Raise a ValueError instead.")
         raise AssertionError(f"{case}: the positions past max_len - 1 have no row, yet your function returned "
                              f"a result of shape {out.shape} without a word (a slice past the end of a table "
                              "is shorter, and a 1-row slice broadcasts). Raise a ValueError instead.")

@@ -35,10 +35,6 @@ def closest_to_100_positions(closest_pair):
     if i in (2 * CLOSEST, 2 * CLOSEST + 1):
         raise AssertionError(
             f"{i} is a feature index: pair i holds features 2i and 2i + 1. Give the pair, i.")
-    if i == CLOSEST - 1:
-        raise AssertionError(
-            f"Pair {i} has wavelength {WAVELENGTHS[i]:.1f}: solving for i gives a number between "
-            "two pairs; compare the wavelengths of both neighbours, do not just round down.")
     if i == NO_TWO_PI:
         raise AssertionError(
             f"Pair {i} has 10000^(2i / 512) = 100: you left out the 2 pi. The wavelength is "
