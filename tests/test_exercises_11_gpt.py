@@ -87,6 +87,16 @@ def test_cache_memory_names_what_is_wrong(mistake, message):
     assert not passed and message in text, text
 
 
+def test_cache_memory_never_gives_the_count_nor_how_to_make_it():
+    passed, text = check("ex-gpt-cache-memory", cache_values=lambda *args: 0, batch_over_weights=7)
+    assert not passed and "is 0: that is too small" in text and "start_cache" in text, text
+    for answer in ["18,874,368", "18874368", "(batch, heads", "keys and the values"]:
+        assert answer not in text, text
+    for config in [(2, 16, 3, 10), (12, 768, 1, 1024)]:  # no count of the package's in any message
+        passed, text = check("ex-gpt-cache-memory", cache_values=_cache_values("keys-only"), batch_over_weights=7)
+        assert f"{_cache_values()(*config):,}" not in text, text
+
+
 @pytest.mark.parametrize("batch,message", [
     (6, "the batch is too small"), (8, "is not the smallest"), (6.6, "whole number"), ("7", "whole number"),
 ])
@@ -110,8 +120,18 @@ def test_the_mask_check_catches_the_upper_triangle_and_missing_padding():
         return np.broadcast_to(np.tril(np.ones((T, T), bool)), (tokens.shape[0], 1, T, T))
 
     assert check("ex-gpt-fix-mask", lm_mask=right)[0]
-    assert check("ex-gpt-fix-mask", lm_mask=lambda tokens, pad_id: mt.decoder_self_mask(tokens, pad_id))[0]
     passed, text = check("ex-gpt-fix-mask", lm_mask=upper)
-    assert not passed and "lower triangle, not an upper one" in text, text
+    assert not passed and "see key positions after its own" in text, text
+    assert "lower" not in text and "tril" not in text and "copy" not in text, text  # the fix and the why are not given
     passed, text = check("ex-gpt-fix-mask", lm_mask=no_padding)
     assert not passed and "AND it with the padding mask" in text, text
+
+
+@pytest.mark.parametrize("answer", [
+    mt.decoder_self_mask,
+    lambda tokens, pad_id: mt.decoder_self_mask(tokens, pad_id),
+    lambda tokens, pad_id: ops.logical_and(mt.causal_mask(tokens.shape[1]), mt.padding_mask(tokens, pad_id)),
+], ids=["the-function", "a-call", "its-parts"])
+def test_the_mask_check_refuses_the_packages_masks(answer):
+    passed, text = check("ex-gpt-fix-mask", lm_mask=answer)
+    assert not passed and "do not call the package's decoder_self_mask" in text, text

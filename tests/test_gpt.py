@@ -448,7 +448,15 @@ def _copy_gpt2_into(model, params):
 
 
 GPT2_SWITCHES = dict(norm_first=True, positions="learned", scale_embeddings=False, share_embeddings=True,
-                     activation="gelu", norm_epsilon=1e-5)
+                     activation="gelu", norm_epsilon=1e-5, pad_id=-1)
+
+
+def _gpt2_text(rng, shape):
+    """Ids of GPT-2's texts: any id, 0 included (GPT-2's "!"), and a 0 in every row."""
+    X = rng.integers(0, V, size=shape)
+    X[:, rng.integers(0, shape[1], size=shape[0])[0]] = 0
+    X[0, 0] = 0
+    return X
 
 
 def _gpt2_and_mingpt(rng, **changes):
@@ -462,10 +470,20 @@ def _gpt2_and_mingpt(rng, **changes):
 
 def test_a_gpt2_shaped_mingpt_computes_gpt2s_forward_pass(rng):
     params, model = _gpt2_and_mingpt(rng)
-    X = rng.integers(1, V, size=(3, 10))  # GPT-2 has no padding: no id 0
+    X = _gpt2_text(rng, (3, 10))  # GPT-2 has no padding mask: id 0 is a token like any other
     expected, _ = _gpt2_model(params, X, n_head=4)
     assert np.abs(expected).max() > 0.1  # logits of some size (wte is small: they are x wte^T)
     np.testing.assert_allclose(logits_of(model, X), expected, atol=1e-6)
+
+
+def test_with_the_default_pad_id_a_text_holding_id_0_is_not_gpt2s(rng):
+    """pad_id=0 masks the keys that hold id 0, which GPT-2 reads: pad_id=-1 is one of the switches."""
+    params, model = _gpt2_and_mingpt(rng, pad_id=0)
+    X = _gpt2_text(rng, (3, 10))
+    expected, _ = _gpt2_model(params, X, n_head=4)
+    assert np.abs(logits_of(model, X) - expected).max() > 1e-3
+    no_zero = rng.integers(1, V, size=(3, 10))  # without id 0 the two agree
+    np.testing.assert_allclose(logits_of(model, no_zero), _gpt2_model(params, no_zero, n_head=4)[0], atol=1e-6)
 
 
 @pytest.mark.parametrize("change", [dict(activation="relu"), dict(norm_epsilon=1e-6)], ids=["relu", "epsilon"])
@@ -473,7 +491,7 @@ def test_each_gpt2_switch_is_needed_to_match(rng, change):
     """With ReLU, or the package's epsilon, the same weights give other logits: differences 1,000 times
     the tolerance of the match above (the test can tell)."""
     params, model = _gpt2_and_mingpt(rng, **change)
-    X = rng.integers(1, V, size=(3, 10))
+    X = _gpt2_text(rng, (3, 10))
     expected, _ = _gpt2_model(params, X, n_head=4)
     assert np.abs(logits_of(model, X) - expected).max() > 1e-3
 
@@ -487,7 +505,7 @@ def test_post_norm_with_gpt2s_weights_is_not_gpt2(rng):
     by_path = {w.path.split("/", 1)[1]: w for w in pre.weights}
     for w in post.weights:
         w.assign(by_path[w.path.split("/", 1)[1]])
-    X = rng.integers(1, V, size=(3, 10))
+    X = _gpt2_text(rng, (3, 10))
     expected, _ = _gpt2_model(params, X, n_head=4)
     assert np.abs(logits_of(post, X) - expected).max() > 1e-2
 
@@ -496,16 +514,67 @@ def test_a_gpt2_shaped_mingpt_decodes_as_gpt2_does_with_its_past(rng):
     """GPT-2's sampler feeds the prompt, then one token with ``past`` and reads ``logits[:, -1]``:
     ``decode_step`` returns that, the logits of the last position fed."""
     params, model = _gpt2_and_mingpt(rng)
-    X = rng.integers(1, V, size=(2, 7))
+    X = _gpt2_text(rng, (2, 7))
+    X[:, 6] = 0  # the token fed with the cache is id 0 too
     logits, presents = _gpt2_model(params, X[:, :6], n_head=4)  # the prompt: positions 0 .. 5
     step, caches = model.decode_step(X[:, :6].astype("int32"), 0, model.start_cache(2, 10))
-    np.testing.assert_allclose(ops.convert_to_numpy(step), logits[:, -1], atol=1e-4)
+    np.testing.assert_allclose(ops.convert_to_numpy(step), logits[:, -1], atol=1e-6)
     for layer, cache in enumerate(caches):  # the cache holds GPT-2's "present" keys and values
-        np.testing.assert_allclose(ops.convert_to_numpy(cache["keys"])[:, :, :6], presents[:, layer, 0], atol=1e-4)
-        np.testing.assert_allclose(ops.convert_to_numpy(cache["values"])[:, :, :6], presents[:, layer, 1], atol=1e-4)
+        np.testing.assert_allclose(ops.convert_to_numpy(cache["keys"])[:, :, :6], presents[:, layer, 0], atol=1e-6)
+        np.testing.assert_allclose(ops.convert_to_numpy(cache["values"])[:, :, :6], presents[:, layer, 1], atol=1e-6)
     logits, _ = _gpt2_model(params, X[:, 6:7], n_head=4, past=presents)  # one more token, position 6
     step, _ = model.decode_step(X[:, 6:7].astype("int32"), 6, caches)
-    np.testing.assert_allclose(ops.convert_to_numpy(step), logits[:, -1], atol=1e-4)
+    np.testing.assert_allclose(ops.convert_to_numpy(step), logits[:, -1], atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "xla"])
+def test_without_padding_id_0_is_read_in_every_mode(rng, mode):
+    """pad_id=-1: the full pass and the cached step read id 0 as a token, eagerly, in a tf.function
+    and under XLA."""
+    import tensorflow as tf
+
+    params, model = _gpt2_and_mingpt(rng)
+    X = _gpt2_text(rng, (2, 7)).astype("int32")
+    expected, _ = _gpt2_model(params, X, n_head=4)
+
+    def both(tokens):
+        step, _ = model.decode_step(tokens, 0, model.start_cache(2, 10))
+        return model(tokens, training=False), step
+
+    run = both if mode == "eager" else tf.function(both, jit_compile=mode == "xla")
+    full, step = run(tf.constant(X))
+    np.testing.assert_allclose(ops.convert_to_numpy(full), expected, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(step), expected[:, -1], atol=1e-5)
+
+
+def test_without_padding_generation_can_write_id_0_and_fills_with_minus_1(rng):
+    """With pad_id=-1 nothing is banned: greedy generation is the plain argmax of the full pass (id 0
+    included), cached or not; after end_id the row holds -1."""
+    keras.utils.set_random_seed(3)
+    model = mt.MinGPT(2, 16, 4, 32, 3, 24, dropout=0.0, pad_id=-1)  # 3 ids: 0 is generated often
+    prompts = [list(rng.integers(0, 3, size=n)) for n in (4, 2, 4)]
+    out = mt.greedy_generate(model, prompts, 8)
+    np.testing.assert_array_equal(mt.greedy_generate(model, prompts, 8, use_cache=False), out)
+    for prompt, row in zip(prompts, out):
+        sequence = list(prompt)
+        for _ in range(8):
+            sequence.append(int(logits_of(model, [sequence])[0, -1].argmax()))
+        assert sequence[len(prompt):] == row.tolist()
+    assert (out == 0).any()
+    end = int(out[0, 0])
+    stopped = mt.greedy_generate(model, prompts[:1], 8, end_id=end)
+    assert stopped[0, 0] == end and (stopped[0, 1:] == -1).all()
+
+
+@pytest.mark.parametrize("pad_id", [-2, 13, 1.0, True, None])
+def test_a_pad_id_that_is_neither_an_id_nor_minus_1_raises(pad_id):
+    with pytest.raises(ValueError, match="pad_id"):
+        mt.MinGPT(1, 8, 2, 16, V, 8, pad_id=pad_id)
+
+
+def test_numpy_int_pad_ids_are_accepted_and_saved_as_ints():
+    model = mt.MinGPT(1, 8, 2, 16, V, 8, pad_id=np.int64(-1))
+    assert model.get_config()["pad_id"] == -1 and type(model.get_config()["pad_id"]) is int
 
 
 # --- GPT-2's initialisation ---------------------------------------------------------------------
@@ -551,12 +620,12 @@ def test_unknown_gpt2_options_raise(option, value):
 
 
 def test_the_gpt2_options_survive_saving(tmp_path, rng):
-    model = mt.MinGPT(1, 16, 4, 64, V, 10, activation="gelu", norm_epsilon=1e-5, initialization="gpt2")
-    tokens = rng.integers(1, V, size=(2, 5)).astype("int32")
+    model = mt.MinGPT(1, 16, 4, 64, V, 10, activation="gelu", norm_epsilon=1e-5, initialization="gpt2", pad_id=-1)
+    tokens = _gpt2_text(rng, (2, 5)).astype("int32")
     model(tokens)
     model.save(tmp_path / "gpt2.keras")
     loaded = keras.saving.load_model(tmp_path / "gpt2.keras")
     assert loaded.get_config() == model.get_config()
     assert loaded.decoder.stack[0].ffn.inner.activation is mt.gpt.gelu
-    assert loaded.decoder.final_norm.epsilon == 1e-5
+    assert loaded.decoder.final_norm.epsilon == 1e-5 and loaded.pad_id == -1
     np.testing.assert_array_equal(logits_of(loaded, tokens), logits_of(model, tokens))

@@ -46,7 +46,10 @@ class MinGPT(keras.Model):
         max_length: the context: the longest sequence the model reads.
         dropout: P_drop.
         norm_first: True = pre-norm (GPT-2, the default); False = the paper's post-norm.
-        pad_id: the padding id; padded positions are never attended to.
+        pad_id: the padding id; padded positions are never attended to. ``-1`` (no id is -1):
+            no padding mask, every token is attended to, as in GPT-2, which has none and whose
+            id 0 is a token ("!"). With ``pad_id=-1`` the decoding functions cannot ban a pad
+            token (there is none) and fill the slots after ``end_id`` with -1.
         positions, scale_embeddings: as in ``PositionalEmbedding``; the defaults are GPT-2's.
         share_embeddings: tie the output projection to the token embedding (GPT-2 does); False
             adds a separate ``Dense(vocab_size)``.
@@ -65,9 +68,11 @@ class MinGPT(keras.Model):
             Biases start at zero and layer norms at gamma = 1, beta = 0 in both.
 
     With ``norm_first=True``, ``positions="learned"``, ``scale_embeddings=False``,
-    ``share_embeddings=True``, ``activation="gelu"`` and ``norm_epsilon=1e-5`` the model computes
-    GPT-2's forward pass (``tests/test_gpt.py`` checks it against a NumPy transcription of the
-    released code, weights copied in); ``initialization="gpt2"`` also draws its initial weights.
+    ``share_embeddings=True``, ``activation="gelu"``, ``norm_epsilon=1e-5`` and ``pad_id=-1`` the
+    model computes GPT-2's forward pass on every text, id 0 included (``tests/test_gpt.py`` checks
+    it against a NumPy transcription of the released code, weights copied in); with the default
+    ``pad_id=0`` the id 0 in a text would be masked as padding. ``initialization="gpt2"`` also
+    draws GPT-2's initial weights.
 
     Call:
         ``model(tokens (B, T), training=False)`` -> logits (B, T, vocab_size), float32. With
@@ -84,6 +89,11 @@ class MinGPT(keras.Model):
             raise ValueError(f"activation={activation!r} must be one of {ACTIVATIONS}.")
         if initialization not in INITIALIZATIONS:
             raise ValueError(f"initialization={initialization!r} must be one of {INITIALIZATIONS}.")
+        if (not isinstance(pad_id, (int, np.integer)) or isinstance(pad_id, bool)
+                or not -1 <= pad_id < vocab_size):
+            raise ValueError(f"pad_id={pad_id!r} must be a token id, 0 <= pad_id < vocab_size={vocab_size}, "
+                             "or -1 for no padding mask (GPT-2's).")
+        pad_id = int(pad_id)
         self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
         self.vocab_size, self.max_length, self.dropout = vocab_size, max_length, dropout
         self.norm_first, self.pad_id = norm_first, pad_id

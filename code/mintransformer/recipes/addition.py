@@ -47,7 +47,9 @@ def context_length(digits=DIGITS):
 
 
 def build_model(tokenizer, digits=DIGITS, seed=0, **overrides):
-    """A ``MinGPT`` of chapter 11's size (GPT-2's defaults: pre-norm, learned positions, tied).
+    """A ``MinGPT`` of chapter 11's size, with ``MinGPT``'s defaults: GPT-2's architecture (pre-norm,
+    learned positions, tied output), the package's activation, epsilon and initial weights, and
+    ``tokenizer.pad_id`` masked as padding.
 
     ``seed`` fixes its initial weights: Keras draws each initializer's seed when a layer is made.
     """

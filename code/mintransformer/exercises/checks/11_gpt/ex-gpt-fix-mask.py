@@ -4,7 +4,7 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call, to_numpy
+from mintransformer.exercises.checking import call, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-gpt-fix-mask"
@@ -16,9 +16,14 @@ def _tokens():
     return tokens
 
 
+RULE = ("Write the mask yourself, from the buggy code: do not call the package's decoder_self_mask, "
+        "causal_mask or padding_mask.")
+
+
 def _check(lm_mask, tokens, what):
-    got = to_numpy(call(lm_mask, "lm_mask", tokens, 0), "lm_mask(...)")
-    expected = np.asarray(mt.decoder_self_mask(tokens, 0)).astype("float64")  # (B, 1, T, T)
+    expected = np.asarray(mt.decoder_self_mask(tokens, 0)).astype("float64")  # (B, 1, T, T), outside the block
+    with refusing([mt.decoder_self_mask, mt.causal_mask, mt.padding_mask, mt.attends_causally], lm_mask, RULE):
+        got = to_numpy(call(lm_mask, "lm_mask", tokens, 0), "lm_mask(...)")
     try:
         got = np.broadcast_to(got, expected.shape)
     except ValueError:
@@ -28,8 +33,7 @@ def _check(lm_mask, tokens, what):
         return
     T = tokens.shape[1]
     if np.array_equal(got != 0, np.transpose(expected, (0, 1, 3, 2)) != 0) or np.any(np.triu(got[0, 0], 1)):
-        raise AssertionError(f"lm_mask({what}) lets position t see positions after t: in row t (the query), "
-                             "only the columns s <= t (the keys) may be True. A lower triangle, not an upper one.")
+        raise AssertionError(f"lm_mask({what}) lets a query position see key positions after its own.")
     if np.array_equal(got != 0, np.broadcast_to(np.tril(np.ones((T, T))), expected.shape) != 0):
         raise AssertionError(f"lm_mask({what}) is causal but lets real tokens attend to padding: AND it with "
                              "the padding mask.")
