@@ -102,6 +102,26 @@ def test_ffn_count_rejects_the_wrong_layer_counts(decoder_layer_params, message)
     assert f"{_layer(512, 2048):,}" not in text  # never the expected value
 
 
+def _built_ffn(d, dff):
+    layer = mt.FeedForward(d, dff)
+    layer.build((None, None, d))
+    return layer.count_params()
+
+
+def _built_layer(d, dff):
+    layer = mt.DecoderLayer(d, 1, dff)
+    layer.build((None, None, d), (None, None, d))
+    return layer.count_params()
+
+
+def test_ffn_count_refuses_the_package_layers():
+    for ffn, layer in [(_built_ffn, _layer), (_ffn, _built_layer)]:
+        passed, text = check("ex-layers-ffn-count", ffn_params=ffn, decoder_layer_params=layer)
+        assert not passed and "do not build the package's layers" in text, text
+        assert "count_params()." not in text.replace("read their count_params().", "")
+    assert mt.FeedForward.__name__ == "FeedForward" and isinstance(mt.FeedForward(4, 8), keras.layers.Layer)
+
+
 # ex-layers-implement-ffn
 
 def _feed_forward(relu_inner=True, relu_outer=False, dropout_where="inner", dense_count=2):
@@ -270,9 +290,9 @@ RIGHT_POSITIONS = dict(changed_decoder_masked=[1, 2, 3, 4], changed_decoder_unma
 
 
 @pytest.mark.parametrize("name,value,message", [
-    ("changed_decoder_masked", [1], "not only output 1"),
-    ("changed_decoder_masked", [0, 1, 2, 3, 4], "Output 0 may see position 0 only"),
-    ("changed_decoder_unmasked", [1, 2, 3, 4], "the future leaks"),
+    ("changed_decoder_masked", [1], "attention mixes positions"),
+    ("changed_decoder_masked", [0, 1, 2, 3, 4], "can output 0 read position 1"),
+    ("changed_decoder_unmasked", [1, 2, 3, 4], "Count the outputs whose query"),
     ("changed_decoder_masked", [1, 2, 3], "not padding queries"),
     ("changed_decoder_unmasked", [0, 1, 2, 3], "not padding queries"),
     ("changed_encoder", [0, 1, 2, 3], "not padding queries"),
@@ -282,6 +302,8 @@ RIGHT_POSITIONS = dict(changed_decoder_masked=[1, 2, 3, 4], changed_decoder_unma
 def test_which_positions_rejects_the_wrong_predictions(name, value, message):
     passed, text = check("ex-layers-which-positions", **dict(RIGHT_POSITIONS, **{name: value}))
     assert not passed and message in text, text
+    for answer in ("1 to 4", "Position 4", "Positions 4 and 5", "0 to 3", "every output"):  # never the answer
+        assert answer not in text, text
     passed, _ = check("ex-layers-which-positions", **RIGHT_POSITIONS)
     assert passed
 
@@ -310,22 +332,24 @@ def _layers(encoder_mask=True, self_mask="decoder", cross_mask=True, positional_
     (_layers(positional_training=True), "raised ValueError"),
     (_layers(encoder_mask=False, self_mask=None, cross_mask=False), "the decoder sees the future"),
     (_layers(self_mask="padding"), "the decoder sees the future"),
-    (_layers(cross_mask=False), "cross-attention needs cross_mask"),
-    (_layers(encoder_mask=False), "the encoder layer needs attention_mask="),
+    (_layers(cross_mask=False), "cross-attention reads the source's pads"),
+    (_layers(encoder_mask=False), "the encoder layer's self-attention reads"),
     (_layers(encoder_mask=False, cross_mask=False),
-     "the encoder layer needs attention_mask= and the decoder layer cross_mask="),
+     "both the encoder layer's self-attention and cross-attention read"),
     (_layers(always_training=True), "returned two different outputs: dropout is on"),
 ])
 def test_fix_missing_masks_rejects_the_course_chapter_and_half_fixes(layers, message):
     passed, text = check("ex-layers-fix-missing-masks", fixed_layers=layers)
     assert not passed and message in text, text
+    assert "padding_mask(" not in text and "decoder_self_mask(" not in text, text  # never the fix itself
 
 
 def test_fix_missing_masks_rejects_a_cross_mask_from_the_target():
     result = mt.exercises.run_check(CHAPTER, "ex-layers-fix-missing-masks",
                                     {"fixed_layers": _layers(cross_from_target=True)})
     text = result.summary()
-    assert not result.passed_all and "built from the target tokens" in text, text
+    assert not result.passed_all and "built from the wrong tokens" in text, text
+    assert "padding_mask(" not in text and "source tokens" not in text, text
     assert "The mask of shape (2, 1, 1, 5)" in text  # S != T: the package refuses it
 
 
@@ -456,7 +480,7 @@ def _prenorm(mistake=None):
 
 @pytest.mark.parametrize("mistake,message", [
     ("post-norm", "This is the post-norm layer"),
-    ("norm context", "You normalized the context C"),
+    ("norm context", "You passed the context C through norm2"),
     ("norm output", "You normalized the layer's output"),
     ("call the layer", "do not call the layer itself"),
     ("call its call", "do not call the layer itself"),
@@ -465,11 +489,20 @@ def test_prenorm_decoder_rejects_the_known_mistakes(mistake, message):
     passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(mistake),
                          cross_inputs_normalized=["queries"])
     assert not passed and message in text, text
+    assert "LN2(z1)" not in text and "only the queries" not in text, text  # never the answer
+
+
+def test_prenorm_decoder_hint_gives_no_equation():
+    def wrong(layer, y, context, self_mask, cross_mask):  # no known mistake: the generic hint
+        return 2 * _prenorm()(layer, y, context, self_mask, cross_mask)
+    passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=wrong, cross_inputs_normalized=["queries"])
+    assert not passed and "pre-norm rule" in text and "LN2(z1)" not in text and "FFN(LN3" not in text, text
 
 
 @pytest.mark.parametrize("answer,message", [
-    (["queries", "keys", "values"], "no norm of the decoder layer touches them"),
-    ([], "they pass through the decoder layer's norm2"),
+    (["queries", "keys", "values"], "is not the set of cross-attention's inputs"),
+    (["queries", "keys"], "is not the set of cross-attention's inputs"),
+    ([], "is not the set of cross-attention's inputs"),
     (["query"], "use the names"),
 ])
 def test_prenorm_decoder_rejects_wrong_answers_about_the_norms(answer, message):

@@ -86,8 +86,8 @@ def the_future_does_not_leak(fixed_layers):
             raise AssertionError(
                 f"Output {'position 0' if t == 0 else f'positions 0 to {t}'} changed (by up to {change:.3g}) "
                 f"when only the target tokens "
-                f"after position {t} changed: the decoder sees the future. Its self-attention needs the "
-                "look-ahead mask: self_mask=mt.decoder_self_mask(tgt_tokens) (look-ahead AND target padding).")
+                f"after position {t} changed: the decoder sees the future. Its self-attention must hide, from "
+                "each query, every later position.")
 
 
 @test_case(points=1)
@@ -100,17 +100,16 @@ def source_padding_changes_nothing(fixed_layers):
     if change > 1e-5:
         hints = []
         if like(out[REAL], _reference(layers, SOURCE, TARGET, encoder_mask=False)[REAL]):
-            hints.append("the encoder layer needs attention_mask=mt.padding_mask(src_tokens)")
+            hints.append("the encoder layer's self-attention reads the source's pads")
         if like(out[REAL], _reference(layers, SOURCE, TARGET, cross_mask=False)[REAL]):
-            hints.append("cross-attention needs cross_mask=mt.padding_mask(src_tokens)")
+            hints.append("cross-attention reads the source's pads")
         if like(out[REAL], _reference(layers, SOURCE, TARGET, encoder_mask=False, cross_mask=False)[REAL]):
-            hints.append("the encoder layer needs attention_mask= and the decoder layer cross_mask=, both "
-                         "mt.padding_mask(src_tokens)")
+            hints.append("both the encoder layer's self-attention and cross-attention read the source's pads")
         raise AssertionError(
             f"Three more padding tokens at the end of the source changed the decoder's outputs (by up to "
             f"{change:.3g}): the pads are attended like words. "
-            + ("; ".join(hints) if hints else "Give the encoder and cross-attention the source padding mask")
-            + ".")
+            + ("; ".join(hints) if hints else "an attention whose keys include them does not hide them")
+            + ". An attention whose keys are source positions must hide the source's pads.")
 
 
 @test_case(points=1)
@@ -120,8 +119,8 @@ def same_as_the_package(fixed_layers):
     out, expected = _first_run(fixed_layers, layers), _reference(layers, SOURCE, TARGET)
     close(np.where(real, out, 0), np.where(real, expected, 0),
           "The decoder output (B, T, D) at the real (non-pad) target positions", atol=1e-5,
-          hint="Encoder: attention_mask=padding_mask(source). Decoder: self_mask=decoder_self_mask(target), "
-               "cross_mask=padding_mask(source). training= by keyword.")
+          hint="Each of the three attentions needs a mask that hides, among its keys, the pads and (in the "
+               "decoder's self-attention) the later positions; pass training= by keyword.")
 
 
 SAME_LENGTH = np.array([[5, 9, 3, 7, 2], [4, 6, 11, 0, 0]])  # a source as long as TARGET, other pads
@@ -135,10 +134,9 @@ def a_source_as_long_as_the_target(fixed_layers):
     expected = _reference(layers, SAME_LENGTH, TARGET)
     if like(out[REAL], _reference(layers, SAME_LENGTH, TARGET, cross_from_target=True)[REAL], atol=1e-5):
         raise AssertionError(
-            "With a source as long as the target, your cross-attention hides the target's pads instead of "
-            "the source's: its mask is built from the target tokens (with S != T it raised, with S = T it "
-            "broadcasts without a word). Cross-attention's keys are source positions: its mask comes from "
-            "the source tokens.")
+            "With a source as long as the target, your cross-attention's mask hides the wrong positions: it is "
+            "built from the wrong tokens (with S != T it raised, with S = T it broadcasts without a word). "
+            "Which sequence do cross-attention's keys come from?")
     real = REAL[..., None]
     close(np.where(real, out, 0), np.where(real, expected, 0),
           "With a source as long as the target, the decoder output (B, T, D) at the real target positions",

@@ -75,14 +75,14 @@ def _compare(prenorm_decoder_layer, seed):
                              "sub-layer's input and adds the sub-layer's output to the raw x: "
                              "x + Sublayer(LN(x)).")
     if like(got, _variant(*args, norm_context=True), atol=1e-4):
-        raise AssertionError("You normalized the context C with norm2: only the queries of cross-attention "
-                             "pass through the decoder layer's norm; its keys and values are C as it is.")
+        raise AssertionError("You passed the context C through norm2. norm2 belongs to the decoder layer's "
+                             "own stream: trace each input of cross-attention back to where it comes from.")
     if like(got, _variant(*args, norm_output=True), atol=1e-4):
         raise AssertionError("You normalized the layer's output: a pre-norm layer returns the plain sum "
-                             "z2 + FFN(LN3(z2)); the stack's final_norm normalizes at the end.")
+                             "residual sum of its last sub-layer; the stack's final_norm normalizes at the end.")
     close(got, expected, "Your pre-norm decoder layer's output", atol=1e-4,
-          hint="z1 = y + MultiHead(LN1(y), LN1(y), LN1(y)); z2 = z1 + MultiHead(LN2(z1), C, C); "
-               "out = z2 + FFN(LN3(z2)), with the masks self_mask and cross_mask.")
+          hint="Check each of the three sub-layers against the pre-norm rule x + Sublayer(LN(x)): which norm "
+               "it uses, which inputs it reads, which mask it gets, and what is added to its output.")
 
 
 @test_case(points=1)
@@ -105,7 +105,6 @@ def what_the_norms_see(cross_inputs_normalized):
         raise AssertionError(f"{sorted(got)}: use the names 'queries', 'keys', 'values'.")
     if got == {"queries"}:
         return
-    if "keys" in got or "values" in got:
-        raise AssertionError("The keys and values of cross-attention are projections of the context C "
-                             "as it comes from the encoder: no norm of the decoder layer touches them.")
-    raise AssertionError("The queries come from LN2(z1): they pass through the decoder layer's norm2.")
+    raise AssertionError(f"{sorted(got)} is not the set of cross-attention's inputs that pass through a norm "
+                         "of the decoder layer. Trace each input back: is it computed from the layer's own "
+                         "stream z1, or is it the encoder's output C?")

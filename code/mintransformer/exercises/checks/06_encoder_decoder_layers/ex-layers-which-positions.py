@@ -24,9 +24,8 @@ def _positions(value, name, length):
     return positions
 
 
-_PAD_QUERY = ("{what}: the padding mask hides padding keys, not padding queries, so a pad's query "
-              "still reads {reads}.")
-_DECODER_PAD = "Position 4 of the second target sentence is a pad, and its output changes too"
+_PAD_QUERY = ("{got}: look at the pads again. The padding mask hides padding keys, not padding queries: "
+              "a pad's output is still computed, from the keys its query may read.")
 
 
 @test_case(points=1)
@@ -35,12 +34,12 @@ def decoder_with_the_look_ahead_mask(changed_decoder_masked):
     if got == [1, 2, 3, 4]:
         return
     if got == [1]:
-        raise AssertionError("Attention mixes positions: output t reads every position <= t, so a "
-                             "change at position 1 reaches outputs 1 to 4, not only output 1.")
+        raise AssertionError("[1]: attention mixes positions. Which outputs' queries may read the key "
+                             "at position 1?")
     if got == [1, 2, 3]:
-        raise AssertionError(_PAD_QUERY.format(what=_DECODER_PAD, reads="positions 0 to 3"))
+        raise AssertionError(_PAD_QUERY.format(got=got))
     if 0 in got:
-        raise AssertionError("Output 0 may see position 0 only: with the look-ahead mask it cannot change.")
+        raise AssertionError(f"{got}: with the look-ahead mask, can output 0 read position 1?")
     raise AssertionError(f"{got}: output t reads the target positions <= t. Which t have 1 <= t?")
 
 
@@ -50,9 +49,9 @@ def decoder_without_a_mask(changed_decoder_unmasked):
     if got == [0, 1, 2, 3, 4]:
         return
     if got == [0, 1, 2, 3]:
-        raise AssertionError(_PAD_QUERY.format(what=_DECODER_PAD, reads="every position"))
-    raise AssertionError(f"{got}: without a mask every query attends to every key, so a change at "
-                         "position 1 reaches every output, those before it included (the future leaks).")
+        raise AssertionError(_PAD_QUERY.format(got=got))
+    raise AssertionError(f"{got}: without a mask, which keys may each query read? Count the outputs "
+                         "whose query can read position 1.")
 
 
 @test_case(points=1)
@@ -61,9 +60,7 @@ def encoder(changed_encoder):
     if got == [0, 1, 2, 3, 4, 5]:
         return
     if got == [0, 1, 2, 3]:
-        raise AssertionError(_PAD_QUERY.format(
-            what="Positions 4 and 5 of the second source sentence are pads, and their outputs change too",
-            reads="the real tokens 0 to 3"))
+        raise AssertionError(_PAD_QUERY.format(got=got))
     if got == [1, 2, 3, 4, 5]:
-        raise AssertionError("The encoder has no look-ahead mask: position 0 sees position 1 too.")
+        raise AssertionError(f"{got}: the encoder has no look-ahead mask. Which queries may read position 1?")
     raise AssertionError(f"{got}: the encoder sees the whole source sentence at once.")
