@@ -452,6 +452,21 @@ def test_fix_scale_rejects_wrong_uniform_factors(wrong, message):
     assert "34.6" not in text and "17.3" not in text  # never the expected value
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fix_scale_accepts_the_exact_factor_in_float32_and_float64(dtype):
+    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt),
+                         unit_rms_factor=lambda a: np.sqrt(np.asarray(3, dtype)) / np.asarray(a, dtype))
+    assert passed, text
+
+
+def test_fix_scale_rejects_a_factor_estimated_from_a_sample():
+    def from_a_sample(a):  # what the exercise asks not to do: 10 million draws, error about 1e-4
+        sample = np.random.default_rng(0).uniform(-a, a, size=10_000_000)
+        return 1 / np.sqrt(np.mean(sample ** 2))
+    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=from_a_sample)
+    assert not passed and "not of a sample" in text, text
+
+
 def test_fix_scale_uniform_factor_agrees_with_a_sample():
     sample = np.random.default_rng(0).uniform(-0.05, 0.05, size=1_000_000)
     assert abs(np.sqrt(np.mean((_unit(0.05) * sample) ** 2)) - 1) < 2e-3
