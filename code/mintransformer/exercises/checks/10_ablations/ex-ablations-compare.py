@@ -77,7 +77,8 @@ MISTAKES = [
               "with more seeds the ranges widen and it finds less, not more. Test the per-seed differences."),
     (_one_sd, "compares mean +/- one standard deviation of each variant: that rule does not get surer with more "
               "seeds, and it ignores that the runs come in pairs. Test the per-seed differences."),
-    ((_unpaired(True), _unpaired(False)), "compares the two groups of runs as if they were independent (an unpaired test): runs of one "
+    ((_unpaired(True), _unpaired(False)),
+     "compares the two groups of runs as if they were independent (an unpaired test): runs of one "
                 "seed share their initial weights, data order and dropout masks; use the differences seed by "
                 "seed."),
     (_one_comparison, "ignores `comparisons`: with m comparisons, each interval is at confidence 1 - 0.05/m "
@@ -114,8 +115,8 @@ SYNTHETIC = [_run("base", s, x) for s, x in enumerate(_BASE)] + [
     _run("t_not_z", 0, 0.60), _run("t_not_z", 1, 0.98), _run("t_not_z", 2, 0.64),
 ]
 CASES = [("small", "base", 1), ("base", "small", 1), ("apart", "base", 1), ("short", "base", 1),
-         ("medium", "base", 1), ("medium", "base", 20), ("t_not_z", "base", 1), ("small", "base", 20), ("wide", "tight", 1),
-         ("shifted", "ref", 1)]
+         ("medium", "base", 1), ("medium", "base", 20), ("t_not_z", "base", 1), ("small", "base", 20),
+         ("wide", "tight", 1), ("shifted", "ref", 1)]
 
 
 def _answer(compare, runs, a, b, key, comparisons):
