@@ -201,6 +201,7 @@ def test_implement_ffn_accepts_other_right_layers(style):
 @pytest.mark.parametrize("layer,message", [
     (_other_feed_forward("input"), "probably on the input x"),
     (_other_feed_forward("inner", rate=0.1), "its Dropout has rate 0.1"),
+    (_other_feed_forward("inner", rate=0.5), "built with dropout=0.3, but its Dropout has rate 0.5"),
 ])
 def test_implement_ffn_rejects_wrong_dropouts(layer, message):
     passed, text = check("ex-layers-implement-ffn", MyFeedForward=layer)
@@ -223,7 +224,7 @@ def _encoder_layer(mistake=None, dropout_at="output"):
             self.norm2_name = "ln2" if mistake == "misnamed" else "norm2"
             setattr(self, self.norm2_name, mt.LayerNormalization())
             if mistake != "hand dropout":
-                self.drop = keras.layers.Dropout(0.1 if mistake == "fixed rate" else dropout)
+                self.drop = keras.layers.Dropout({"fixed rate": 0.1, "fixed rate 0.5": 0.5}.get(mistake, dropout))
 
         def block(self, x, f, norm, source, training):
             def drop(v, where):
@@ -254,6 +255,7 @@ def _encoder_layer(mistake=None, dropout_at="output"):
     ("misnamed", "no attribute `norm2`"),
     ("no residual dropout", "no dropout on the sub-layers' outputs"),
     ("fixed rate", "its Dropout has rate 0.1"),
+    ("fixed rate 0.5", "built with dropout=0.3, but its Dropout has rate 0.5"),
 ])
 def test_implement_encoder_layer_rejects_the_known_mistakes(mistake, message):
     passed, text = check("ex-layers-implement-encoder-layer", MyEncoderLayer=_encoder_layer(mistake))
@@ -380,7 +382,7 @@ def _decoder_layer(mistake=None, dropout_at="output"):
             self.ffn = mt.FeedForward(d_model, dff, dropout)
             self.norm1 = mt.LayerNormalization()
             self.norm2 = mt.LayerNormalization()
-            self.drop = keras.layers.Dropout(dropout)
+            self.drop = keras.layers.Dropout(0.5 if mistake == "fixed rate 0.5" else dropout)
 
         def call(self, x, context, self_mask=None, cross_mask=None, training=False):
             def drop(y, where="output"):
@@ -422,6 +424,7 @@ def _decoder_layer(mistake=None, dropout_at="output"):
     ("query from input", "queries come from the layer's input y"),
     ("no cross mask", "three more source pads"),
     ("no residual dropout", "no dropout on the sub-layers' outputs"),
+    ("fixed rate 0.5", "built with dropout=0.3, but its Dropout has rate 0.5"),
 ])
 def test_fix_no_cross_attention_rejects_the_tutorial_and_wrong_fixes(mistake, message):
     passed, text = check("ex-layers-fix-no-cross-attention", FixedDecoderLayer=_decoder_layer(mistake))

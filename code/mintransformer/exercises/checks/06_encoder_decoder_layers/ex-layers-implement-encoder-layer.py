@@ -198,10 +198,16 @@ def residual_dropout(MyEncoderLayer):
             raise AssertionError(
                 "Your layer has no keras.layers.Dropout of its own: create one in __init__, "
                 "keras.layers.Dropout(dropout), and apply it to each sub-layer's output before the "
-                "residual addition, passing training=training.")
+                "residual addition, passing training=training. (The check looks for a Dropout that is an "
+                "attribute of the layer itself: one inside a Sequential or a helper layer is not found.)")
         if 0.5 not in [dropout.rate for dropout in own]:
             raise AssertionError(
                 f"Your layer was built with dropout=0.5, but its Dropout has rate {own[0].rate}: create it "
+                "with the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
+        other = _own_dropouts(_student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.3))
+        if other and 0.3 not in [dropout.rate for dropout in other]:  # a rate of 0.5 typed in passes the above
+            raise AssertionError(
+                f"Your layer was built with dropout=0.3, but its Dropout has rate {other[0].rate}: create it "
                 "with the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
         kind = "pre-norm" if norm_first else "post-norm"
         inference = to_numpy(call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False), "Your output")

@@ -100,6 +100,11 @@ def dropout_on_the_inner_activations(MyFeedForward):
         raise AssertionError(
             f"Your layer was built with dropout=0.5, but its Dropout has rate {rates[0]}: create it with "
             "the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
+    other = _dropout_rates(_student(MyFeedForward, _reference(4, dropout=0.3), x, dropout=0.3))
+    if other and 0.3 not in other:  # a rate of 0.5 typed in passes the check above
+        raise AssertionError(
+            f"Your layer was built with dropout=0.3, but its Dropout has rate {other[0]}: create it with "
+            "the layer's argument, keras.layers.Dropout(dropout), not a fixed rate.")
     training = to_numpy(call(layer, "MyFeedForward(...)", x, training=True), "Your output")
     if np.allclose(training, inference, atol=1e-6):
         raise AssertionError("With dropout=0.5 and training=True your output equals the inference output: "
