@@ -184,3 +184,105 @@ def test_decode_step_with_several_tokens_returns_the_last_positions_logits(tiny_
     full = ops.convert_to_numpy(gpt(tokens, training=False))
     logits, _ = gpt.decode_step(tokens[:, :3], 0, gpt.start_cache(2, 8))
     np.testing.assert_allclose(ops.convert_to_numpy(logits), full[:, 2], atol=1e-5)
+
+
+# --- masks in Keras's layouts and dtypes ----------------------------------------------------------
+
+
+def test_a_keras_shaped_mask_gets_a_heads_axis(rng):
+    # Keras's MultiHeadAttention takes (B, T, S); broadcast as it is against (B, h, T, S), B would
+    # meet the heads axis, silently when B == h.
+    B, T, S = H, 3, 5
+    mask = rng.random((B, T, S)) > 0.3
+    mask[..., 0] = True
+    query, value = rng.normal(size=(B, T, D)).astype("float32"), rng.normal(size=(B, S, D)).astype("float32")
+    ours = mt.MultiHeadAttention(D, H)
+    theirs = keras.layers.MultiHeadAttention(num_heads=H, key_dim=D // H)
+    ours(query, value, value)
+    theirs(query, value, value)
+    q, k, v, o = (ours.wq.get_weights(), ours.wk.get_weights(), ours.wv.get_weights(), ours.wo.get_weights())
+    theirs.set_weights([q[0].reshape(D, H, D // H), q[1].reshape(H, D // H),
+                        k[0].reshape(D, H, D // H), k[1].reshape(H, D // H),
+                        v[0].reshape(D, H, D // H), v[1].reshape(H, D // H),
+                        o[0].reshape(H, D // H, D), o[1]])
+    expected = ops.convert_to_numpy(theirs(query, value, value, attention_mask=mask))
+    for mode in MODES:
+        got = run(lambda m: ours(query, value, value, attention_mask=m), mode, mask)
+        np.testing.assert_allclose(got, expected, atol=1e-5)
+    layer = mt.EncoderLayer(D, H, 32, dropout=0.0)  # the same through a layer that merges padding
+    x = rng.normal(size=(B, S, D)).astype("float32")
+    pairwise = rng.random((B, S, S)) > 0.3
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(x, attention_mask=pairwise)),
+                               ops.convert_to_numpy(layer(x, attention_mask=pairwise[:, None])), atol=1e-6)
+
+
+def test_padding_masks_output_is_accepted_as_padding_mask(rng):
+    tokens = tokens_with_padding(3, 6, rng)
+    x = rng.normal(size=(3, 6, D)).astype("float32")
+    layer = mt.EncoderLayer(D, H, 32, dropout=0.0)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(x, padding_mask=mt.padding_mask(tokens))),
+                               ops.convert_to_numpy(layer(x, padding_mask=tokens != 0)), atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_float_mask_is_refused(mode):
+    q = np.ones((1, 2, 4), "float32")
+    additive = np.array([[0.0, -1e9]], "float32")  # a tutorial's additive mask: read as bool, it is inverted
+    with pytest.raises(ValueError, match="dtype float32.*boolean"):
+        run(lambda m: mt.scaled_dot_product_attention(q, q, q, mask=m)[0], mode, additive)
+    for ok in (additive == 0, (additive == 0).astype("int32")):
+        run(lambda m: mt.scaled_dot_product_attention(q, q, q, mask=m)[0], mode, ok)
+
+
+# --- positions past the cache ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["python", "numpy", "tensor"])
+def test_decode_step_past_the_cache_raises_eagerly(tiny_transformer, rng, kind):
+    model = tiny_transformer(dropout=0.0)
+    source = rng.integers(1, 13, size=(2, 4))
+    caches = model.start_cache(source, 4)
+    position = {"python": 4, "numpy": np.int64(4), "tensor": tf.constant(4)}[kind]
+    with pytest.raises(ValueError, match=r"positions 4 to 4 do not fit: the cache holds 4"):
+        model.decode_step(np.ones((2, 1), "int32"), position, caches, source)
+    gpt = mt.MinGPT(num_layers=1, d_model=D, num_heads=H, dff=32, vocab_size=V, max_length=8)
+    with pytest.raises(ValueError, match=r"do not fit: the cache holds 3"):
+        gpt.decode_step(np.ones((2, 2), "int32"), {"python": 2, "numpy": np.int64(2),
+                                                   "tensor": tf.constant(2)}[kind], gpt.start_cache(2, 3))
+
+
+@pytest.mark.parametrize("mode", ["graph", "xla"])
+def test_decode_step_past_the_cache_is_nan_when_traced(tiny_transformer, rng, mode):
+    model = tiny_transformer(dropout=0.0)
+    source = rng.integers(1, 13, size=(2, 4))
+    caches = model.start_cache(source, 4)
+
+    def step(position):
+        return model.decode_step(np.ones((2, 1), "int32"), position, caches, source)[0]
+
+    assert np.isfinite(run(step, mode, tf.constant(3))).all()
+    assert np.isnan(run(step, mode, tf.constant(4))).all()
+
+
+# --- the loss and the metric ----------------------------------------------------------------------
+
+
+def test_masked_loss_label_past_the_vocabulary_is_nan_under_xla():
+    logits = np.random.default_rng(0).normal(size=(1, 3, 5)).astype("float32")
+    labels = np.array([[1, 7, 0]])
+    assert np.isnan(run(lambda y, p: mt.masked_loss(y, p), "xla", labels, logits))
+    assert np.isfinite(run(lambda y, p: mt.masked_loss(y, p), "xla", np.array([[1, 4, 0]]), logits))
+
+
+def test_sample_weights_are_refused_by_the_token_loss_and_metric():
+    logits = np.zeros((1, 3, 5), "float32")
+    labels = np.array([[1, 2, 0]])
+    with pytest.raises(ValueError, match="takes no sample_weight"):
+        mt.MaskedLoss()(labels, logits, sample_weight=np.ones(1))
+    with pytest.raises(ValueError, match="takes no sample_weight"):
+        mt.MaskedAccuracy().update_state(labels, logits, sample_weight=np.ones(1))
+
+
+def test_plot_attention_heads_refuses_a_batch():
+    with pytest.raises(ValueError, match=r"\(h, T, S\).*weights\[b\]"):
+        mt.plotting.plot_attention_heads(np.full((2, 4, 3, 4), 0.25))

@@ -36,7 +36,7 @@ from .training import (MaskedAccuracy, MaskedLoss, StepLossHistory, TransformerS
                        masked_loss)
 
 # Submodules: mt.plotting, mt.distribute, ...
-from . import data, diagrams, distribute, exercises, plotting, recipes  # noqa: E402
+from . import data, diagrams, distribute, exercises, plotting, recipes, stats  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -44,8 +44,10 @@ __all__ = [
     "MASK_FILL_VALUE", "scaled_dot_product_attention", "split_heads", "merge_heads",
     "MultiHeadAttention", "positional_encoding", "PositionalEmbedding", "LayerNormalization",
     "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "MinTransformer",
-    "padding_mask", "causal_mask", "decoder_self_mask", "attends_causally", "merge_padding", "residual", "TransformerSchedule", "masked_loss",
+    "padding_mask", "causal_mask", "decoder_self_mask", "attends_causally", "merge_padding",
+    "residual", "TransformerSchedule", "masked_loss",
     "masked_accuracy", "MaskedAccuracy", "MaskedLoss", "show_source", "greedy_decode", "beam_search",
-    "sample_decode", "decode_tokens", "greedy_tokens", "beam_tokens", "MinGPT", "greedy_generate", "sample_generate",
+    "sample_decode", "decode_tokens", "greedy_tokens", "beam_tokens", "MinGPT", "greedy_generate",
+    "sample_generate",
     "length_penalty", "quiet_stderr", "StepLossHistory",
 ]

@@ -2,6 +2,7 @@
 
 import warnings
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -34,6 +35,23 @@ def check_mask_broadcasts(mask_shape, logits_shape):
             f"The mask of shape {mask_shape} does not broadcast to the attention "
             f"logits of shape {logits_shape} (batch, heads, queries T, keys S). "
             "Build masks with `padding_mask` (B, 1, 1, S) or `causal_mask` (T, T)."
+        )
+
+
+def check_mask_dtype(mask):
+    """Raise a ValueError for a floating-point mask: masks are boolean (or 0/1 integers), True = may attend.
+
+    A float mask is ambiguous: an additive mask (0 where attending, -1e9 where blocked, as some
+    tutorials build them) cast to bool would read every blocked key as allowed and every allowed key
+    as blocked, without an error.
+    """
+    dtype = getattr(mask, "dtype", None)
+    dtype = keras.backend.standardize_dtype(dtype if dtype is not None else np.asarray(mask).dtype)
+    if "float" in dtype:
+        raise ValueError(
+            f"The mask has dtype {dtype}; masks are boolean, True = may attend (Keras's convention). "
+            "A float mask is ambiguous (an additive mask of 0 and -1e9 would be read backwards): "
+            "convert it, e.g. `mask == 0` for an additive mask or `mask > 0.5` for a 0/1 keep-mask."
         )
 
 
@@ -79,6 +97,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_layer=None, trainin
     logits = ops.cast(ops.matmul(q, ops.swapaxes(k, -1, -2)), "float32")  # (..., T, S)
     if mask is not None:
         check_mask_broadcasts(_static_shape(mask), _static_shape(logits))
+        check_mask_dtype(mask)
         mask = ops.cast(mask, "bool")
         logits = ops.where(mask, logits, MASK_FILL_VALUE)
     # 2. Each query's weights over the keys sum to 1.

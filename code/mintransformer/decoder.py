@@ -1,6 +1,7 @@
 """The decoder layer and the decoder stack (paper section 3.1, Figure 1 right)."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from ._util import build_once
@@ -227,17 +228,23 @@ class Decoder(keras.layers.Layer):
         ``is_token`` (B, n): False where a new position is padding (see ``DecoderLayer.step``).
         """
         slots, n = caches[0]["keys"].shape[2], x.shape[1]
-        if isinstance(position, int) and slots is not None and n is not None and position + n > slots:
-            # Inside a loop the position is a tensor; a Python int can be checked here. (Past the
-            # end, the cache write would be clamped to the last slots without an error.)
-            raise ValueError(f"positions {position} to {position + n - 1} do not fit: the cache holds {slots} "
-                             "positions; make it longer with start_cache.")
+        first = tf.get_static_value(position)  # a Python or NumPy int, an eager tensor: checked here
+        first = None if first is None else int(first)  # None: traced in a graph, poisoned below
+        if first is not None and slots is not None and n is not None and not 0 <= first <= slots - n:
+            raise ValueError(f"positions {first} to {first + n - 1} do not fit: the cache holds {slots} "
+                             "positions (0 to {}); make it longer with start_cache.".format(slots - 1))
         new_caches = []
         for layer, cache in zip(self.stack, caches):
             x, cache = layer.step(x, cache, position, cross_mask=cross_mask, is_token=is_token)
             new_caches.append(cache)
         if self.final_norm is not None:
             x = self.final_norm(x)
+        if first is None:
+            # Past the end the cache write is clamped to the last slots without an error, and a
+            # compiled (XLA) graph cannot raise: the outputs become NaN rather than plausible.
+            fits = ops.logical_and(ops.greater_equal(position, 0),
+                                   ops.less_equal(position + ops.shape(x)[1], ops.shape(caches[0]["keys"])[2]))
+            x = ops.where(fits, x, ops.cast(float("nan"), x.dtype))
         return x, new_caches
 
     def get_config(self):

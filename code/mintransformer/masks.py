@@ -83,6 +83,18 @@ def decoder_self_mask(target_tokens, pad_id=0):
     return ops.logical_and(causal[:, None], padding_mask(target_tokens, pad_id))  # (B, 1, T, T)
 
 
+def with_heads_axis(attention_mask):
+    """A pairwise mask as the attention layers read it: (B, T, S), Keras's layout, gets a heads axis.
+
+    Keras's ``MultiHeadAttention`` takes ``attention_mask`` of shape (B, T, S); broadcast as it is
+    against (B, h, T, S), its batch axis would meet the heads axis. (T, S), (B, 1, T, S) and
+    (B, h, T, S) are returned unchanged.
+    """
+    if attention_mask is not None and len(attention_mask.shape) == 3:
+        return attention_mask[:, None]  # (B, 1, T, S)
+    return attention_mask
+
+
 def merge_padding(attention_mask, padding):
     """Combine a pairwise attention mask with a padding mask of the keys.
 
@@ -92,20 +104,26 @@ def merge_padding(attention_mask, padding):
     pairwise (T, S) mask.
 
     Args:
-        attention_mask: None, or boolean, broadcastable to (B, h, T, S).
-        padding: None, or boolean of shape (B, S), ``True`` = a real token.
+        attention_mask: None, or boolean, broadcastable to (B, h, T, S), or (B, T, S) as Keras's
+            layers take it (``with_heads_axis``).
+        padding: None, or boolean of shape (B, S), ``True`` = a real token; ``padding_mask``'s
+            (B, 1, 1, S) is accepted too.
 
     Returns:
         None, or a boolean mask broadcastable to (B, h, T, S).
     """
+    attention_mask = with_heads_axis(attention_mask)
     if padding is None:
         return attention_mask
-    if len(padding.shape) != 2:
+    rank = len(padding.shape)
+    if not (rank == 2 or (rank == 4 and tuple(padding.shape[1:3]) == (1, 1))):
         raise ValueError(
-            f"A padding mask has shape (batch, length), one entry per key position; got shape "
-            f"{tuple(padding.shape)}. Pass a pairwise mask as attention_mask= instead."
+            f"A padding mask has shape (batch, length), one entry per key position (or (batch, 1, 1, "
+            f"length), as padding_mask() returns it); got shape {tuple(padding.shape)}. Pass a pairwise "
+            "mask as attention_mask= instead."
         )
-    keys = ops.cast(padding, "bool")[:, None, None, :]  # (B, 1, 1, S)
+    keys = ops.cast(padding, "bool")
+    keys = keys[:, None, None, :] if rank == 2 else keys  # (B, 1, 1, S)
     return keys if attention_mask is None else ops.logical_and(ops.cast(attention_mask, "bool"), keys)
 
 

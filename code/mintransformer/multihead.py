@@ -5,7 +5,7 @@ from keras import ops
 
 from ._util import build_once
 from .attention import scaled_dot_product_attention
-from .masks import keras_padding, merge_padding
+from .masks import keras_padding, merge_padding, with_heads_axis
 
 
 def split_heads(x, num_heads):
@@ -106,7 +106,7 @@ class MultiHeadAttention(keras.layers.Layer):
         """Attention of ``query`` (B, T, D) over projected keys (B, h, S, d_k) and values (B, h, S, d_v)."""
         q = split_heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
         heads, weights = scaled_dot_product_attention(
-            q, k, v, mask=attention_mask, dropout_layer=self.attention_dropout, training=training,
+            q, k, v, mask=with_heads_axis(attention_mask), dropout_layer=self.attention_dropout, training=training,
             scale=None if self.scale_attention else 1.0,
         )  # (B, h, T, d_v), (B, h, T, S)
         return self.wo(merge_heads(heads)), weights  # (B, T, D)
@@ -115,8 +115,9 @@ class MultiHeadAttention(keras.layers.Layer):
         """Attend from ``query`` (B, T, D) to ``key``/``value`` (B, S, D).
 
         Args:
-            attention_mask: boolean, broadcastable to (B, h, T, S); ``True`` = may attend
-                (Keras's name and convention).
+            attention_mask: boolean, ``True`` = may attend (Keras's name and convention):
+                broadcastable to (B, h, T, S), or (B, T, S) as Keras's own layer takes it (a heads
+                axis is then added; broadcast as it is, B would meet the heads axis).
             return_attention_scores: also return the weights, shape (B, h, T, S).
 
         A padding mask that Keras attached to ``key`` or ``value`` (for example from

@@ -61,6 +61,9 @@ def plot_attention_heads(weights, query_labels=None, key_labels=None, title=None
         The matplotlib ``Figure``.
     """
     weights = np.asarray(weights)
+    if weights.ndim != 3:
+        raise ValueError(f"plot_attention_heads takes one sequence's weights (h, T, S); got shape {weights.shape}. "
+                         "From a batch (B, h, T, S), as attention_scores returns, pick a sequence: weights[b].")
     num_heads = weights.shape[0]
     ncols = min(ncols, num_heads)
     nrows = -(-num_heads // ncols)

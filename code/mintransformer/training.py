@@ -9,9 +9,12 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """lrate = d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)  (paper equation 3).
 
     Linear warm-up for ``warmup_steps`` steps, then decay with 1/sqrt(step). The peak,
-    at ``step = warmup_steps``, is (d_model * warmup_steps)^-0.5. Keras counts
-    optimizer steps from 0, the paper from 1; step 0 is treated as step 1 so the
-    first update neither divides by zero nor gets a learning rate of 0.
+    at ``step = warmup_steps``, is (d_model * warmup_steps)^-0.5. Keras calls the schedule with
+    the number of updates already made (0 for the first), the paper numbers updates from 1;
+    step 0 is treated as step 1, so the first update neither divides by zero nor gets a rate
+    of 0. The first two updates therefore both get the rate of the paper's step 1, and every
+    later update k that of the paper's step k - 1: a shift of one step (1/4000 of the paper's
+    warm-up), kept so that the shipped models and chapter 10's recorded runs stay reproducible.
 
     Optionally (not in the paper) the rate is multiplied by a linear cool-down over the
     last ``cooldown_steps`` of ``total_steps`` updates: min(1, (total_steps - step) /
@@ -85,6 +88,10 @@ def masked_loss(y_true, y_pred, label_smoothing=0.0, pad_id=0):
     log_p = ops.log_softmax(ops.cast(y_pred, "float32"), axis=-1)  # (B, T, V)
     ids = ops.cast(y_true, "int32")
     nll = -ops.take_along_axis(log_p, ids[..., None], axis=-1)[..., 0]  # (B, T)
+    # A label outside 0..V-1 raises in eager mode; compiled by XLA the lookup would clamp it to
+    # a real id without an error, so such a token's loss is NaN instead of a plausible number.
+    in_vocabulary = ops.logical_and(ops.greater_equal(ids, 0), ops.less(ids, ops.shape(log_p)[-1]))
+    nll = ops.where(in_vocabulary, nll, float("nan"))
     per_token = nll
     if label_smoothing:
         uniform = -ops.mean(log_p, axis=-1)  # (B, T): cross-entropy against 1/V everywhere
@@ -143,6 +150,16 @@ def _hits(y_true, y_pred, pad_id):
     return ops.cast(hits, "float32"), ops.cast(keep, "float32")
 
 
+def _refuse_sample_weight(sample_weight, what):
+    """The padding mask is these tokens' only weighting: sample weights would be ignored or mis-scaled."""
+    if sample_weight is not None:
+        raise ValueError(
+            f"{what} weighs tokens by the padding mask (pad_id) and takes no sample_weight: a weight per "
+            "sequence would be ignored or would rescale the token mean wrongly. Drop the weights, or give "
+            "the tokens to leave out the pad id."
+        )
+
+
 @keras.saving.register_keras_serializable(package="mintransformer")
 class MaskedAccuracy(keras.metrics.Metric):
     """Token accuracy over non-pad tokens, counted across batches (for ``compile``).
@@ -162,6 +179,7 @@ class MaskedAccuracy(keras.metrics.Metric):
         self.total = self.add_variable(shape=(), initializer="zeros", name="total")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        _refuse_sample_weight(sample_weight, "MaskedAccuracy")
         hits, keep = _hits(y_true, y_pred, self.pad_id)
         self.right.assign_add(ops.sum(hits))
         self.total.assign_add(ops.sum(keep))
@@ -186,6 +204,10 @@ class MaskedLoss(keras.losses.Loss):
         super().__init__(name=name, **kwargs)
         self.label_smoothing = label_smoothing
         self.pad_id = pad_id
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        _refuse_sample_weight(sample_weight, "MaskedLoss")
+        return super().__call__(y_true, y_pred)
 
     def call(self, y_true, y_pred):
         return masked_loss(y_true, y_pred, self.label_smoothing, self.pad_id)
