@@ -46,7 +46,7 @@ FUNCTIONS = {  # label: the names the student defines, with a placeholder for ea
     "ex-positional-implement": {"my_positional_encoding": stub},
     "ex-positional-wavelength": {"closest_pair": ..., "slow_pairs": ...},
     "ex-positional-dot": {"first_rise": stub, "runner_up": ...},
-    "ex-positional-layout": {"t2t_shift": stub, "same_pairs": stub},
+    "ex-positional-layout": {"t2t_shift": stub, "close_pairs": stub},
     "ex-positional-fix-max-len": {"fixed_add_encoding": stub},
     "ex-positional-fix-scale": {"fixed_embed": stub, "unit_rms_factor": stub},
     "ex-positional-decode": {"decode_positions": stub},
@@ -243,12 +243,23 @@ def _t2t_shift(k, d):
     return _concatenated(_rotation(k, _t2t_omega(d)))
 
 
+def _gap(d, n):
+    """Each pair's largest difference from the paper's sinusoids over positions 0 .. n - 1."""
+    p = np.arange(n)[:, None]
+    t2t, paper = p * _t2t_omega(d), p * 10000.0 ** (-np.arange(0, d, 2) / d)
+    return np.maximum(np.abs(np.sin(t2t) - np.sin(paper)).max(0), np.abs(np.cos(t2t) - np.cos(paper)).max(0))
+
+
+def _close_pairs(d, n):
+    return [int(i) for i in np.flatnonzero(_gap(d, n) < 0.01)]
+
+
 def test_layout_reference_shifts_the_t2t_table():
     d, k = 16, 5
     angles = np.arange(30)[:, None] * _t2t_omega(d)
     saved = np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
     np.testing.assert_allclose(saved[:-k] @ _t2t_shift(k, d).T, saved[k:], atol=1e-12)
-    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, same_pairs=lambda d: [0])
+    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, close_pairs=_close_pairs)
     assert passed, text
 
 
@@ -262,21 +273,34 @@ def test_layout_reference_shifts_the_t2t_table():
     (lambda k, d: np.eye(3), "should be"),
 ])
 def test_layout_rejects_wrong_shifts(wrong, message):
-    passed, text = check("ex-positional-layout", t2t_shift=wrong, same_pairs=lambda d: [0])
+    passed, text = check("ex-positional-layout", t2t_shift=wrong, close_pairs=_close_pairs)
     assert not passed and message in text, text
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda d: list(range(d // 2)), "lists every pair"),
-    (lambda d: [], "is empty"),
-    (lambda d: [d // 2 - 1], "the last pair"),
-    (lambda d: [0, d // 2 - 1], "For which i?"),
-    (lambda d: [d], "pairs run from 0"),
-    (lambda d: ..., "still `...`"),
+    (lambda d, n: list(range(d // 2)), "lists every pair"),
+    (lambda d, n: [0], "exactly the paper's"),  # the same answer at every size fails
+    (lambda d, n: [], "leaves out pair 0"),
+    (lambda d, n: _close_pairs(d, n)[1:], "leaves out pair 0"),
+    (lambda d, n: _close_pairs(d, n) + [1], "keep the pairs where it is below 0.01"),
+    (lambda d, n: [int(i) for i in np.flatnonzero(_gap(d, n) < 0.1)], "keep the pairs where it is below 0.01"),
+    (lambda d, n: [d], "pairs run from 0"),
+    (lambda d, n: ..., "still `...`"),
 ])
 def test_layout_rejects_wrong_pairs(wrong, message):
-    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, same_pairs=wrong)
+    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, close_pairs=wrong)
     assert not passed and message in text, text
+
+
+def test_layout_accepts_pairs_computed_in_float32_from_the_package():
+    def from_tables(d, n):  # the colleague's table reordered, against mt.positional_encoding (float32)
+        angles = np.arange(n)[:, None] * _t2t_omega(d)
+        saved = np.concatenate([np.sin(angles), np.cos(angles)], axis=1).astype("float32")
+        inverse = np.argsort(np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)]))
+        gap = np.abs(saved[:, inverse] - mt.positional_encoding(n, d)).reshape(n, d // 2, 2).max(axis=(0, 2))
+        return np.flatnonzero(gap < 0.01).tolist()
+    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, close_pairs=from_tables)
+    assert passed, text
 
 
 # ---------------------------------------------------------------- fix max_len
