@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from keras import ops
+from test_multihead import keras_twin
 
 V, D, H = 11, 16, 4
 MODES = ["eager", "graph", "xla"]
@@ -105,15 +106,9 @@ def test_multi_head_attention_merges_the_keys_keras_mask_like_keras(rng):
     embed = keras.layers.Embedding(V, D, mask_zero=True)
     query = ops.convert_to_numpy(embed(rng.integers(1, V, size=(3, 4))))  # no mask on the queries
     ours = mt.MultiHeadAttention(D, H)
-    theirs = keras.layers.MultiHeadAttention(num_heads=H, key_dim=D // H)
     keys = embed(tokens)
     ours(query, keys, keys)
-    theirs(query, keys, keys)
-    q, k, v, o = (ours.wq.get_weights(), ours.wk.get_weights(), ours.wv.get_weights(), ours.wo.get_weights())
-    theirs.set_weights([q[0].reshape(D, H, D // H), q[1].reshape(H, D // H),
-                        k[0].reshape(D, H, D // H), k[1].reshape(H, D // H),
-                        v[0].reshape(D, H, D // H), v[1].reshape(H, D // H),
-                        o[0].reshape(H, D // H, D), o[1]])
+    theirs = keras_twin(ours, query, keys, keys)
     np.testing.assert_allclose(ops.convert_to_numpy(ours(query, keys, keys)),
                                ops.convert_to_numpy(theirs(query, keys, keys)), atol=1e-5)
 
@@ -197,14 +192,8 @@ def test_a_keras_shaped_mask_gets_a_heads_axis(rng):
     mask[..., 0] = True
     query, value = rng.normal(size=(B, T, D)).astype("float32"), rng.normal(size=(B, S, D)).astype("float32")
     ours = mt.MultiHeadAttention(D, H)
-    theirs = keras.layers.MultiHeadAttention(num_heads=H, key_dim=D // H)
     ours(query, value, value)
-    theirs(query, value, value)
-    q, k, v, o = (ours.wq.get_weights(), ours.wk.get_weights(), ours.wv.get_weights(), ours.wo.get_weights())
-    theirs.set_weights([q[0].reshape(D, H, D // H), q[1].reshape(H, D // H),
-                        k[0].reshape(D, H, D // H), k[1].reshape(H, D // H),
-                        v[0].reshape(D, H, D // H), v[1].reshape(H, D // H),
-                        o[0].reshape(H, D // H, D), o[1]])
+    theirs = keras_twin(ours, query, value, value)
     expected = ops.convert_to_numpy(theirs(query, value, value, attention_mask=mask))
     for mode in MODES:
         got = run(lambda m: ours(query, value, value, attention_mask=m), mode, mask)

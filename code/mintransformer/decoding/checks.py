@@ -6,9 +6,9 @@ not cover. Eagerly, or wherever the length is known when the loop is built, that
 assertion that fails at run time (``tf.errors.InvalidArgumentError``). Under XLA
 (``jit_compile=True``) no check can fail at run time, XLA drops assertions, and a position past
 the table is embedded as NaN, which spreads to every logit, and an argmax turns NaN logits back
-into valid token ids: there a source of unknown length is refused when the loop is built. Check it in a caller that is not compiled (as ``greedy_decode`` does in Python,
-and chapter 9's SavedModel in its ``__call__``), then give the compiled loop a source of fixed
-length.
+into valid token ids: there a source of unknown length is refused when the loop is built.
+Check it in a caller that is not compiled (as ``greedy_decode`` does in Python, and chapter 9's
+SavedModel in its ``__call__``), then give the compiled loop a source of fixed length.
 """
 
 import numpy as np
