@@ -4,10 +4,11 @@
 
 Each submission is a student's notebook of the student edition (scripts/student_edition.py). Its
 chapter is read from the notebook's metadata (``mintransformer.chapter``, written by the student
-edition) or, failing that, from its file name (``02_attention...ipynb``). For each chapter, the
-checks that ship with the package (``mintransformer/exercises/checks/<chapter>/``) are packed
-into an otter autograder (``otter generate``), and each submission is graded by otter without
-containers (``otter.api.grade_submission``): the notebook's set-up cell and exercises run in a fresh
+edition) or, failing that, from its file name's prefix (``02_attention...ipynb``,
+``09b_translation...ipynb``). For each chapter, the checks that ship with the package
+(``mintransformer/exercises/checks/<chapter>/``) are packed into an otter autograder (``otter
+generate``), and each submission is graded by otter without containers
+(``otter.api.grade_submission``): the notebook's set-up cell and exercises run in a fresh
 kernel, the chapter's body is skipped (its cells are tagged ``otter_ignore``), and every check of
 the chapter is run against what the student defined.
 
@@ -56,8 +57,10 @@ def chapter_of(path):
             return chapter
     except Exception:
         pass
-    match = re.match(r"(\d\d)", path.name)
-    candidates = [c for c in chapters if match and c.startswith(match.group(1))]
+    # The prefix up to the first "_": two digits, and a letter for a chapter between two others
+    # (09b_translation comes after 09_inference), so that "09_..." and "09b_..." never collide.
+    match = re.match(r"(\d\d[a-z]?)_", path.name)
+    candidates = [c for c in chapters if match and c.startswith(match.group(1) + "_")]
     return candidates[0] if len(candidates) == 1 else None
 
 
@@ -107,7 +110,7 @@ def grade(submissions, out_csv, timeout=600, log=print, jobs=1):
             row = {"submission": path.name, "chapter": chapter or ""}
             if chapter is None:
                 scores = {}
-                row["error"] = "unknown chapter: no mintransformer metadata, no NN_ prefix"
+                row["error"] = "unknown chapter: no mintransformer metadata, no NN_ or NNb_ prefix"
             else:
                 scores, row["error"] = grade_one(path, zips[chapter], timeout)
             labels = mt.exercises.labels(chapter) if chapter else []

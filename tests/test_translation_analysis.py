@@ -1,0 +1,103 @@
+"""translation.analysis: the helpers of chapter 9b's analyses, on small cases worked by hand."""
+
+import collections
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from mintransformer.translation import analysis, bpe
+
+TRAIN = ["el perro come pan.", "el gato come pescado.", "the dog eats bread.", "the cat eats fish."]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return bpe.learn_bpe(TRAIN, 300)
+
+
+def test_words_keep_case_and_split_punctuation():
+    assert analysis.words("Y dijo Dios: Sea la luz.") == ["Y", "dijo", "Dios", ":", "Sea", "la", "luz", "."]
+    assert analysis.words("¿Quién?  año 12") == ["¿", "Quién", "?", "año", "12"]
+    assert analysis.words("") == []
+
+
+def test_segment_three_ways(tokenizer):
+    text = "el perro come"
+    assert analysis.segment(text, "characters") == list(text)
+    assert analysis.segment(text, "words") == ["el", "perro", "come"]
+    subwords = analysis.segment(text, "subwords", tokenizer)
+    assert "".join(subwords) == text and subwords == tokenizer.tokens(text)
+    with pytest.raises(ValueError, match="need a tokenizer"):
+        analysis.segment(text, "subwords")
+    with pytest.raises(ValueError, match="unit must be one of"):
+        analysis.segment(text, "bytes")
+
+
+def test_segmentation_table_counts_unseen_units(tokenizer):
+    test = ["el perro come queso.", "the cat eats ½"]  # "queso" and "½" never seen in training
+    rows = {row["unit"]: row for row in analysis.segmentation_table(tokenizer, TRAIN, test)}
+    assert list(rows) == ["characters", "words", "subwords"]
+    # Words: 5 + 4 = 9 occurrences, "queso" and "½" unseen; 9 types of which 2 unseen.
+    assert rows["words"]["per_text"] == 4.5
+    assert rows["words"]["unseen"] == pytest.approx(2 / 9) and rows["words"]["unseen_types"] == pytest.approx(2 / 9)
+    assert rows["words"]["vocabulary"] == len({w for t in TRAIN for w in analysis.words(t)})
+    # Characters: "q", "u" (of "queso") and "½" never occur in training.
+    characters = collections.Counter("".join(test))
+    known = set("".join(TRAIN))
+    assert rows["characters"]["unseen"] == pytest.approx(sum(n for c, n in characters.items() if c not in known)
+                                                         / sum(characters.values()))
+    assert rows["characters"]["vocabulary"] == len(known)
+    assert sorted(set(characters) - known) == ["q", "u", "½"]
+    # Subwords: the new characters become byte tokens (1, 1 and 2 bytes of UTF-8), nothing else does.
+    ids = [tokenizer.encode(t) for t in test]
+    bytes_used = sum(3 <= i < 259 for row in ids for i in row)
+    assert bytes_used == sum(len(c.encode()) for c in "".join(test) if c not in known) == 1 + 1 + 2
+    assert rows["subwords"]["unseen"] == pytest.approx(bytes_used / sum(map(len, ids)))
+    assert rows["subwords"]["vocabulary"] == tokenizer.vocab_size
+    assert rows["subwords"]["per_text"] == pytest.approx(np.mean([len(i) for i in ids]))
+    clean = {row["unit"]: row for row in analysis.segmentation_table(tokenizer, TRAIN, ["el gato come pan."])}
+    assert clean["subwords"]["unseen"] == clean["words"]["unseen"] == clean["characters"]["unseen"] == 0
+    with pytest.raises(TypeError, match="lists of strings"):
+        analysis.segmentation_table(tokenizer, TRAIN, "el gato")
+
+
+def test_bleu_by_length_is_sacrebleu_on_each_bucket():
+    hypotheses = ["the cat eats fish", "a dog", "the dog eats the bread today", "fish"]
+    references = ["the cat eats fish", "the dog", "the dog eats bread today", "the fish"]
+    lengths = [4, 2, 6, 1]
+    rows = analysis.bleu_by_length(hypotheses, references, lengths, [0, 3, 5, 10, 20])
+    assert [(r["low"], r["high"], r["count"]) for r in rows] == [(0, 3, 2), (3, 5, 1), (5, 10, 1)]  # 10-20 empty
+    expected = sacrebleu.corpus_bleu(["a dog", "fish"], [["the dog", "the fish"]]).score
+    assert rows[0]["bleu"].score == pytest.approx(expected)
+    assert rows[1]["bleu"].score == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="one of each per sentence"):
+        analysis.bleu_by_length(hypotheses, references, lengths[:3], [0, 10])
+    with pytest.raises(ValueError, match="edges must increase"):
+        analysis.bleu_by_length(hypotheses, references, lengths, [0, 5, 5])
+
+
+def test_sentence_bleus_and_largest_gains():
+    references = ["the cat eats fish today", "the dog sleeps in the house", "he went home", "I am"]
+    first = ["the cat eats fish today", "a dog sleeps", "he went to his home", "I am"]
+    second = ["the cat eats a fish today", "the dog sleeps in the house", "he went home", "I am"]
+    scores = analysis.sentence_bleus(second, references)
+    assert scores[1] == pytest.approx(100.0)
+    assert scores[0] == pytest.approx(sacrebleu.sentence_bleu(second[0], [references[0]]).score)
+    gains = analysis.sentence_bleus(second, references) - analysis.sentence_bleus(first, references)
+    assert analysis.largest_gains(first, second, references) == [int(i) for i in np.argsort(-gains)[:2]]
+    assert analysis.largest_gains(first, second, references, count=1) == [int(np.argmax(gains))]
+    assert analysis.largest_gains(second, first, references) == [0]  # the only sentence where first wins
+    with pytest.raises(ValueError, match="hypotheses for"):
+        analysis.sentence_bleus(first[:2], references)
+
+
+def test_rare_words():
+    train = ["Y Moisés dijo a Aarón", "Moisés subió al monte", "y dijo y"]
+    assert analysis.rare_words(train, "Moisés y Mardoqueo dijo a Ester") == ["Mardoqueo", "Ester"]
+    assert analysis.rare_words(train, "Moisés y Aarón y Ester", max_count=1) == ["Aarón", "Ester"]
+    assert analysis.rare_words(train, "Moisés vio zarzas y Ester", capitalized=True) == ["Ester"]
+    counts = analysis.word_counts(train)
+    assert counts["Moisés"] == 2 and analysis.rare_words(counts, "Mardoqueo, Mardoqueo") == ["Mardoqueo"]
+    with pytest.raises(TypeError, match="not one string"):
+        analysis.word_counts("Moisés")
