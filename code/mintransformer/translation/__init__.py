@@ -9,14 +9,14 @@
 
 from . import batching, bpe, corpus, evaluation, recipe
 from .batching import length_batches, padding_fraction, random_batches, token_dataset
-from .bpe import BPE, learn_bpe
+from .bpe import BPE, PATTERN, learn_bpe, merge_pair, pre_tokenize
 from .corpus import (DEV_BOOKS, TEST_BOOKS, Verse, bible_verses, books, leak_bleu, load_pairs,
                      nearest_training_translation, split_by_book)
 from .evaluation import bleu, chrf, translate
 from .recipe import TRANSLATION, build_translation_model, encode_split, load_pretrained_translation_model
 
 __all__ = ["batching", "bpe", "corpus", "evaluation", "recipe", "length_batches", "padding_fraction",
-           "random_batches", "token_dataset", "BPE", "learn_bpe", "DEV_BOOKS", "TEST_BOOKS", "Verse",
+           "random_batches", "token_dataset", "BPE", "learn_bpe", "PATTERN", "merge_pair", "pre_tokenize", "DEV_BOOKS", "TEST_BOOKS", "Verse",
            "bible_verses", "books", "leak_bleu", "load_pairs", "nearest_training_translation", "split_by_book",
            "bleu", "chrf", "translate", "TRANSLATION", "build_translation_model", "encode_split",
            "load_pretrained_translation_model"]
