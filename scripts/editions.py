@@ -3,7 +3,9 @@
 One source, the chapter notebooks in ``chapters/``, gives every edition. The MyST in them
 (equations and their numbers, ``{eq}`` and ``{cite}`` references, admonitions, exercises, links
 to other pages) is turned into plain Jupyter markdown by QuantEcon's sphinx-tojupyter, a Sphinx
-builder made for this, run by ``jupyter-book build --builder custom --custom-builder jupyter``.
+builder made for this, run by ``jupyter-book build --builder custom --custom-builder jupyter``,
+with scripts/tojupyter_tables.py, a Sphinx extension that keeps its tables' cells whole (inline code,
+links and citations inside the cells: sphinx-tojupyter 0.6 writes their markup before the table).
 Before it runs, this module rewrites a temporary copy of the book for the edition; afterwards it
 folds or drops the solutions and tags the cells for grading.
 
@@ -109,6 +111,10 @@ def _config(book_root, url):
     extension = "    - sphinx_exercise\n"
     assert extension in text, "_config.yml no longer lists sphinx_exercise where expected"
     text = text.replace(extension, extension + "    - sphinx_tojupyter\n")
+    # scripts/tojupyter_tables.py, copied into the book's _ext: table cells keep their markup.
+    local = "  local_extensions:\n"
+    assert local in text, "_config.yml no longer lists local_extensions where expected"
+    text = text.replace(local, local + "    tojupyter_tables: _ext\n", 1)
     settings = (
         "  config:\n"
         "    tojupyter_target_html: true\n"
@@ -133,6 +139,7 @@ def copy_book(book, edition, keep_outputs=False, tojupyter=True):
     shutil.copytree(ROOT / "paper_imgs", book / "paper_imgs")  # the pages' pictures
     shutil.copytree(ROOT / "_ext", book / "_ext")  # the local Sphinx extension _config.yml loads
     if tojupyter:
+        shutil.copy(ROOT / "scripts" / "tojupyter_tables.py", book / "_ext")
         _config(book, book_url())
     originals = {}
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):  # every chapter: links resolve
@@ -212,8 +219,6 @@ def _fold(cells):
 
 def _clean_markdown(text, page_url):
     """The few things sphinx-tojupyter leaves that Jupyter does not render as the book does."""
-    text = re.sub(r"^\*\*\|", "|", text, flags=re.M)  # a table's header row opened with '**'
-    text = re.sub(r"(\|[^\n]*\|)\n(?=[^|\n])", r"\1\n\n", text)  # a blank line after a table
     text = text.replace("Solution to[ ", "Solution to [")
     # Every link points at the rendered book: Colab has no other page, and no equation anchors.
     # (Not inside code: `formats[fmt](date)` is a call, not a link.)

@@ -19,6 +19,7 @@ import sys
 
 import nbformat
 import pytest
+from markdown_it import MarkdownIt
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -161,6 +162,144 @@ def test_the_colab_notebooks_hold_no_myst_and_only_absolute_links(made, chapter)
     folded = sum("<details>" in cell.source for cell in reader.cells)
     starts = sum(bool(editions._solution_start(c.source)) for c in source_cells(chapter) if c.cell_type == "markdown")
     assert folded == starts >= 3, f"{chapter}: {folded} folded solutions for {starts} exercises"
+
+
+# What Jupyter and Colab render a markdown cell with: CommonMark and GitHub's tables.
+MARKDOWN = MarkdownIt("commonmark").enable("table")
+ROLE = re.compile(r"\{[\w:-]+\}$")  # a MyST role before its `target`: {cite}, {eq}, {ref}...
+TYPOGRAPHY = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "--", "—": "---", "…": "..."})
+
+
+def _cell_content(inline):
+    """(text, code spans, link texts, roles, emphases) of a table cell: what it shows, markup aside.
+
+    Spaces are dropped and Sphinx's typography undone ($x$ is $ x $, ' is ’ in the editions).
+    A MyST role of the source (resolved to a link in the editions) is None in ``text``.
+    """
+    text, codes, links, roles, emphases, link = [], [], [], 0, 0, None
+    tokens = inline.children or []
+    for i, token in enumerate(tokens):
+        after_role = token.type == "code_inline" and i and tokens[i - 1].type == "text" and \
+            ROLE.search(tokens[i - 1].content)
+        if token.type == "text" and i + 1 < len(tokens) and tokens[i + 1].type == "code_inline" \
+                and ROLE.search(token.content):
+            piece = ROLE.sub("", token.content)
+        elif after_role:
+            text.append(None)
+            roles += 1
+            continue
+        elif token.type in ("text", "code_inline"):
+            piece = token.content
+        elif token.type in ("em_open", "strong_open"):
+            emphases += 1
+            continue
+        elif token.type == "link_open":
+            link = []
+            continue
+        elif token.type == "link_close":
+            links.append("".join(link))
+            link = None
+            continue
+        else:
+            continue
+        piece = re.sub(r"\s+", "", piece.translate(TYPOGRAPHY))
+        if token.type == "code_inline":
+            codes.append(piece)
+        if link is not None:
+            link.append(piece)
+        text.append(piece)
+    return text, codes, links, roles, emphases
+
+
+def rendered_tables(markdown):
+    """The tables Jupyter renders from a markdown text: each a list of rows of cells' inline tokens."""
+    tables, cell_open = [], False
+    for token in MARKDOWN.parse(markdown):
+        if token.type == "table_open":
+            tables.append([])
+        elif token.type == "tr_open":
+            tables[-1].append([])
+        elif token.type in ("th_open", "td_open"):
+            cell_open = True
+        elif token.type == "inline" and cell_open:
+            tables[-1][-1].append(token)
+            cell_open = False
+    return tables
+
+
+def code_blocks(markdown):
+    """The contents of the code blocks (fenced or indented) a markdown text renders, MyST's directives aside."""
+    return [token.content.strip() for token in MARKDOWN.parse(markdown)
+            if token.type == "code_block" or (token.type == "fence" and not token.info.startswith("{"))]
+
+
+def source_parts(chapter):
+    """Each of the chapter's cells with whether it is part of an exercise's solution."""
+    parts, in_solution = [], False
+    for cell in source_cells(chapter):
+        start = cell.cell_type == "markdown" and editions._solution_start(cell.source)
+        in_solution = in_solution or bool(start)
+        parts.append((cell, in_solution or "exercise-solution" in editions.tags(cell)))
+        if cell.cell_type == "markdown" and editions._is_solution_end(cell.source):
+            in_solution = False
+    return parts
+
+
+def test_the_chapters_tables_are_found():
+    """The check below sees every table of the book: each delimiter row of a chapter is a table's."""
+    found = 0
+    for chapter in CHAPTERS:
+        for cell in source_cells(chapter):
+            if cell.cell_type == "markdown":
+                delimiters = len(re.findall(r"^\|(?: *:?-+:? *\|)+ *$", cell.source, re.M))
+                assert len(rendered_tables(cell.source)) == delimiters, (chapter, cell.source[:200])
+                found += delimiters
+    assert found >= 8
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_table_renders_as_a_table_in_every_edition(made, chapter):
+    """Each table of the chapter is a table in each edition: its rows, columns and cells' contents.
+
+    sphinx-tojupyter 0.6 wrote the cells' inline markup (backticks, links, citations, emphasis)
+    before the table; scripts/tojupyter_tables.py fixes it. And no edition has a code block its
+    chapter has not: a stray run of backticks opens one that swallows the rest of the cell.
+    """
+    parts = source_parts(chapter)
+    for edition in editions.EDITIONS:
+        keeps = (lambda in_solution: not in_solution) if edition == "student" else (lambda _: True)
+        expected = [table for cell, in_solution in parts if cell.cell_type == "markdown" and keeps(in_solution)
+                    for table in rendered_tables(cell.source)]
+        blocks = [block for cell, in_solution in parts if cell.cell_type == "markdown" and keeps(in_solution)
+                  for block in code_blocks(cell.source)]
+        if edition == "reader":  # the solutions' code, folded into markdown as ```python blocks
+            blocks += [cell.source.strip() for cell, in_solution in parts
+                       if cell.cell_type == "code" and in_solution and cell.source.strip()]
+        markdown = [cell.source for cell in nbformat.read(made[edition][chapter], as_version=4).cells
+                    if cell.cell_type == "markdown"]
+        tables = [table for text in markdown for table in rendered_tables(text)]
+        where = f"{chapter} ({edition})"
+        assert len(tables) == len(expected), f"{where}: {len(tables)} tables rendered, {len(expected)} in the chapter"
+        for number, (table, source) in enumerate(zip(tables, expected), 1):
+            shape = (len(table), len(table[0]))
+            assert shape == (len(source), len(source[0])), f"{where}, table {number}: {shape} rows, columns"
+            for r, (row, source_row) in enumerate(zip(table, source)):
+                assert len(row) == len(source_row), f"{where}, table {number}, row {r}: {len(row)} cells"
+                for cell, source_cell in zip(row, source_row):
+                    text, codes, links, _, emphases = _cell_content(cell)
+                    want, want_codes, want_links, roles, want_emphases = _cell_content(source_cell)
+                    pattern = "".join(".+?" if piece is None else re.escape(piece) for piece in want)
+                    assert re.fullmatch(pattern, "".join(text)), \
+                        f"{where}, table {number}, row {r}: {cell.content!r} shows {source_cell.content!r}"
+                    assert codes == want_codes, f"{where}, table {number}: code {codes} in {cell.content!r}"
+                    assert len(links) == len(want_links) + roles and set(want_links) <= set(links), \
+                        f"{where}, table {number}: links {links} in {cell.content!r}"
+                    # (a citation's text may bring an emphasis of its own: *et al.*)
+                    assert emphases == want_emphases or (roles and emphases > want_emphases), \
+                        f"{where}, table {number}: emphasis lost in {cell.content!r}"
+        found = [block for text in markdown for block in code_blocks(text)]
+        assert sorted(found) == sorted(blocks), \
+            f"{where}: code blocks not in the chapter: {[b[:80] for b in found if b not in blocks]}"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
