@@ -27,6 +27,8 @@ import platform
 import sys
 import time
 
+from machine import cpu_name  # scripts/machine.py
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "code" / "mintransformer" / "results" / "ablations.json"
 
@@ -42,16 +44,6 @@ def _work(job):
 
     ablations.set_determinism()
     return ablations.run(name, seed, steps=steps)
-
-
-def _processor():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main(argv=None):
@@ -105,7 +97,7 @@ def main(argv=None):
     everything.sort(key=lambda r: (list(ablations.VARIANTS).index(r["name"]), r["seed"]))
     results = dict(
         made=made + [dict(
-            date=datetime.date.today().isoformat(), processor=_processor(), workers=args.workers,
+            date=datetime.date.today().isoformat(), processor=cpu_name(), workers=args.workers,
             python=platform.python_version(), tensorflow=tf.__version__, keras=keras.__version__,
             numpy=numpy.__version__, wall_seconds=round(wall), variants=names, seeds=args.seeds,
             first_seed=args.first_seed)],

@@ -38,18 +38,10 @@ from mintransformer import recipes
 from mintransformer.translation import bpe, corpus, evaluation, recipe
 from mintransformer.translation.batching import token_dataset
 
+from machine import cpu_name  # scripts/machine.py
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PRETRAINED = ROOT / "code" / "mintransformer" / "pretrained"
-
-
-def cpu_name():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main():
