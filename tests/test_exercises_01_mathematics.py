@@ -11,6 +11,7 @@ from keras import ops
 import tensorflow as tf
 
 import mintransformer as mt
+from exercise_messages import assert_hides, assert_same_message
 
 CHAPTER = "01_mathematics"
 
@@ -167,9 +168,21 @@ def keras_softmax(z, axis=-1):  # the setup cell's helper
     return ops.convert_to_numpy(ops.softmax(ops.convert_to_tensor(z, dtype="float64"), axis=axis))
 
 
+def package_softmax(z, axis=-1):  # the weights of the package's attention: one query of 1, the logits as keys
+    zt = np.moveaxis(np.asarray(z, dtype="float64"), axis, -1)
+    q, k, v = np.ones(zt.shape[:-1] + (1, 1)), zt[..., None], np.ones(zt.shape + (1,))
+    return np.moveaxis(ops.convert_to_numpy(mt.scaled_dot_product_attention(q, k, v)[1])[..., 0, :], -1, axis)
+
+
+def test_the_package_softmax_is_a_softmax():
+    z = np.random.default_rng(0).normal(size=(3, 4))
+    assert np.allclose(package_softmax(z, axis=0), stable_softmax(z, axis=0))
+
+
 @pytest.mark.parametrize("wrong", [
     keras_softmax,
     ops.softmax,
+    package_softmax,
     lambda z, axis=-1: ops.convert_to_numpy(tf.nn.softmax(z, axis=axis)),
     lambda z, axis=-1: np.nan_to_num(keras_softmax(z, axis)),
 ])
@@ -215,16 +228,18 @@ def test_shift_rejects_the_unscaled_row_shift():
     assert not passed and "divided by sqrt(d_k) too" in text, text
 
 
-@pytest.mark.parametrize("role,message", [
-    ("query", "which depends on the key s"),
-    ("key", "the softmax ignores such a shift"),
-    ("value", "does not enter the scores at all"),
-])
-def test_shift_names_each_wrong_bias(role, message):
-    answers = {"query": True, "key": False, "value": False}
-    answers[role] = not answers[role]
-    passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", bias_changes_weights=answers))
-    assert not passed and message in text, text
+def test_shift_says_the_same_whichever_bias_is_wrong():
+    """A True/False answer: a message that named the wrong entry would name the right one."""
+    right = {"query": True, "key": False, "value": False}
+    wrongs = [dict(right, **{role: not right[role]}) for role in right]  # one entry wrong
+    wrongs += [{role: not value for role, value in right.items()}, dict(right, query=False, key=True)]
+    texts = []
+    for answers in wrongs:
+        passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", bias_changes_weights=answers))
+        assert not passed and "At least one of the three entries" in text, text
+        assert "change the weights" not in text and "changes the weights" not in text, text
+        texts.append(text)
+    assert_same_message(texts)
 
 
 def test_shift_wants_booleans_in_a_dict():
@@ -284,7 +299,7 @@ def test_temperature_accepts_other_correct_cold_limits(cold_limit):
 @pytest.mark.parametrize("wrong,message", [
     (lambda z: np.full(len(z), 1 / len(z)), "is 1/S, the limit itself"),
     (lambda z: z / len(z), "your deviations do not sum to 0"),
-    (lambda z: z - z.mean(), "is S times too large"),
+    (lambda z: z - z.mean(), "points the right way (your deviations sum to 0) but has the wrong size"),
     (lambda z: 1e3 * (stable_softmax(z / 1e3) - 1 / len(z)), "close but not exact"),
     (lambda z: np.zeros(len(z)), "Expand e^(z_i / tau)"),
 ])
@@ -507,3 +522,46 @@ def test_divide_by_dk_accepts_a_list_or_an_array(limits):
     passed, text = check("ex-mathematics-divide-by-dk",
                          **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=limits))
     assert passed, text
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+def _hot_cases():
+    return [np.array([2.0, 1.0, 0.5, -1.0]), np.array([10.0, -3.0, 0.0, 7.0, 1.0]), np.array([4.0, 4.0, 1.0])]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("label,changes,answers", [
+    ("ex-mathematics-shift", dict(softmax_z=np.array([0.3, 0.7])), [stable_softmax(np.array([0.0, 1.0]))]),
+    ("ex-mathematics-shift", dict(softmax_z=np.array([0.25, 0.75])), [stable_softmax(np.array([0.0, 1.0]))]),
+    ("ex-mathematics-shift", dict(softmax_2z=np.array([0.1, 0.9])), [stable_softmax(np.array([0.0, 2.0]))]),
+    ("ex-mathematics-shift", dict(row_shift=lambda Q, b_K: np.zeros(len(Q))), []),
+    ("ex-mathematics-temperature", dict(hot_slope=lambda z: z - z.mean()),
+     [(z - z.mean()) / len(z) for z in _hot_cases()]),
+    ("ex-mathematics-temperature", dict(hot_slope=lambda z: 0.1 * z), [(z - z.mean()) / len(z) for z in _hot_cases()]),
+    ("ex-mathematics-temperature", dict(cold_limit=lambda z: np.full(len(z), 0.3)), [1 / 3, 0.5]),
+    ("ex-mathematics-variance", dict(dot_variance=lambda d_k, sigma: 3.3 * d_k), []),
+    ("ex-mathematics-variance", dict(sample_ratio=0.93), [RATIO]),
+    ("ex-mathematics-variance", dict(sample_ratio=1.04), [RATIO]),
+    ("ex-mathematics-divide-by-dk", dict(var_divided_by_dk=lambda d_k: 0.7 / d_k), [1 / 4, 1 / 64, 1 / 512]),
+    ("ex-mathematics-divide-by-dk", dict(limits_divided_by_dk=lambda S: (0.5, 1.5)),
+     [1 / 16, np.log(16), 1 / 2, np.log(2), 1 / 100, np.log(100)]),
+    ("ex-mathematics-fix-sum-index", dict(fixed_attention=lambda Q, K, V: fixed_attention(Q, K, V * 1.5)), []),
+    ("ex-mathematics-permutation", dict(predict_reversed=lambda out, A: (out[::-1] * 1.1, A[::-1, ::-1])), []),
+])
+def test_no_message_hands_out_the_answer(label, changes, answers):
+    """A wrong answer's message never prints an expected value (nor the expected entry of an array)."""
+    passed, text = check(label, **with_(label, **changes))
+    assert not passed, text
+    expected = list(answers)
+    if label == "ex-mathematics-fix-sum-index":  # the expected output and weights of the check's first case
+        rng = np.random.default_rng(0)
+        Q, K, V = (rng.normal(size=shape).astype("float32") for shape in ((3, 8), (4, 8), (4, 3)))
+        expected += list(fixed_attention(Q, K, V))
+    if label == "ex-mathematics-permutation":
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(5, 6)).astype("float32")
+        W_Q, W_K, W_V = (rng.normal(size=(6, d)).astype("float32") for d in (4, 4, 3))
+        expected += list(fixed_attention(X[::-1] @ W_Q, X[::-1] @ W_K, X[::-1] @ W_V))
+    if label == "ex-mathematics-variance" and "dot_variance" in changes:
+        expected += [d_k * sigma**4 for d_k in (1, 16, 64, 256) for sigma in (0.5, 1.0, 2.0)]
+    assert_hides(text, *expected)

@@ -133,7 +133,7 @@ def like(actual, wrong, *, atol=1e-5, rtol=1e-5):
 
 
 @contextlib.contextmanager
-def refusing(functions, students, rule, modules=("mintransformer",)):
+def refusing(functions, students, rule, modules=("mintransformer",), owners=()):
     """Run the student's code with some of the package's functions refused.
 
     For an exercise that says "do not call the package's ...": while the block runs, every name
@@ -144,9 +144,12 @@ def refusing(functions, students, rule, modules=("mintransformer",)):
     called one, the block ends with ``AssertionError(rule)``, whatever the code raised or
     returned; the names are restored in every case. Compute the expected answer outside the block.
     A student's function that is itself one of ``functions`` (``my_split_heads = mt.split_heads``,
-    or a ``functools.partial`` of it) is refused at once. ``modules`` names the packages whose
+    or a ``functools.partial`` of it) is refused at once, and so is a student's class that subclasses
+    a refused class (``class MyFeedForward(mt.FeedForward)``). ``modules`` names the packages whose
     modules are searched (by default the book's package only; ``library_softmaxes`` needs
-    ``("keras", "tensorflow", ...)`` too).
+    ``("keras", "tensorflow", ...)`` too). ``owners`` are classes whose attributes are searched
+    as well, for a refused method: ``refusing([mt.DecoderLayer.call], f, rule, owners=[mt.DecoderLayer])``
+    refuses ``mt.DecoderLayer.call(layer, ...)``.
 
     Example::
 
@@ -156,7 +159,10 @@ def refusing(functions, students, rule, modules=("mintransformer",)):
     """
     functions = list(functions)
     students = list(students) if isinstance(students, (list, tuple)) else [students]
+    classes = tuple(original for original in functions if isinstance(original, type))
     for student in students:
+        if classes and isinstance(student, type) and issubclass(student, classes):
+            raise AssertionError(rule)  # a subclass of a refused class: its methods are the package's
         for _ in range(8):  # the student's name bound to a refused function itself
             if student is None:
                 break
@@ -177,13 +183,19 @@ def refusing(functions, students, rule, modules=("mintransformer",)):
     namespaces = [vars(module) for name, module in list(sys.modules.items())
                   if module is not None and any(name == m or name.startswith(m + ".") for m in modules)]
     namespaces += [getattr(student, "__globals__", None) or {} for student in students]
-    patched = []
+    patched, patched_owners = [], []
     for namespace in namespaces:
         for key, value in list(namespace.items()):
             for original, replacement in stand_ins:
                 if value is original:
                     patched.append((namespace, key, value))
                     namespace[key] = replacement
+    for owner in owners:  # a class's __dict__ cannot be written to: setattr, then setattr back
+        for key, value in list(vars(owner).items()):
+            for original, replacement in stand_ins:
+                if value is original:
+                    patched_owners.append((owner, key, value))
+                    setattr(owner, key, replacement)
     try:
         yield used
     except Exception:
@@ -192,6 +204,8 @@ def refusing(functions, students, rule, modules=("mintransformer",)):
     finally:
         for namespace, key, value in reversed(patched):
             namespace[key] = value
+        for owner, key, value in reversed(patched_owners):
+            setattr(owner, key, value)
     if used:
         raise AssertionError(rule)
 

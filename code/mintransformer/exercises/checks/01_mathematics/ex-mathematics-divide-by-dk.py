@@ -23,8 +23,8 @@ def variance_after_dividing_by_dk(var_divided_by_dk):
         (np.ones(3), "it is the same for every d_k, as it is after dividing by sqrt(d_k). Dividing by "
                      "d_k divides by a larger number."),
         (D_KS, "it is the variance without any scaling."),
-        (1 / D_KS**2, "it divides the right amount, but starts from a variance of 1 for q . k itself. "
-                      "How does Var(q . k) grow with d_k (the chapter's footnote 4)?"),
+        (1 / D_KS**2, "it starts from a variance of 1 for q . k itself. How does Var(q . k) grow with d_k "
+                      "(the chapter's footnote 4)?"),
     ]:
         if like(got, wrong, rtol=1e-6, atol=1e-12):
             raise AssertionError(f"var_divided_by_dk is wrong: {message}")

@@ -86,14 +86,11 @@ def which_bias_changes_the_weights(bias_changes_weights):
     truth = {"query": not np.allclose(weights(Q + b, K, V), base, atol=1e-4),
              "key": not np.allclose(weights(Q, K + b, V), base, atol=1e-4),
              "value": not np.allclose(weights(Q, K, V + b), base, atol=1e-4)}
-    why = {
-        "query": "A query bias adds b_Q . k_s to score (t, s), which depends on the key s: it changes "
-                 "the weights.",
-        "key": "A key bias adds q_t . b_K / sqrt(d_k) to every score of row t, the same for every key s: "
-               "the softmax ignores such a shift (part 1), so the weights do not change.",
-        "value": "A value bias does not enter the scores at all, so the weights do not change; it moves "
-                 "every output row by b_V, because each row of weights sums to 1.",
-    }
-    for role in ("query", "key", "value"):
-        if bool(bias_changes_weights[role]) != truth[role]:
-            raise AssertionError(f'bias_changes_weights["{role}"] is wrong. {why[role]}')
+    # One message whatever is wrong: for a True/False answer, naming the wrong entry names the right one.
+    if any(bool(bias_changes_weights[role]) != truth[role] for role in ("query", "key", "value")):
+        raise AssertionError(
+            "At least one of the three entries of bias_changes_weights is wrong. For each projection, write "
+            "what its bias adds to the score of query t and key s (expand (x_t W^Q + b_Q) . (x_s W^K + b_K) for "
+            "the query and key biases), and ask whether that term depends on the key s: the softmax of a row "
+            "ignores a shift that is the same for every key (part 1)."
+        )

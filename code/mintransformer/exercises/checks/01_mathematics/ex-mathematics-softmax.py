@@ -11,7 +11,8 @@ name = "ex-mathematics-softmax"
 points = 5
 
 RULE = ("`stable_softmax` calls a library softmax (Keras's, TensorFlow's or SciPy's, perhaps through the "
-        "setup cell's keras_softmax): the exercise is to write it in NumPy from the equation.")
+        "setup cell's keras_softmax or the package's attention): the exercise is to write it in NumPy from the "
+        "equation.")
 
 
 def _reference(z, axis=-1):

@@ -108,8 +108,8 @@ def hot(hot_slope):
                 )
             if like(got, z - z.mean()):
                 raise AssertionError(
-                    f"{what} is S times too large: the deviation of a weight is a fraction of the uniform "
-                    "weight 1/S."
+                    f"{what} points the right way (your deviations sum to 0) but has the wrong size. Expand "
+                    "the denominator, a sum of S terms, as carefully as the numerator."
                 )
             if like(got, expected, atol=1e-3):
                 raise AssertionError(
