@@ -9,6 +9,7 @@ import pytest
 from keras import ops
 
 import mintransformer as mt
+from exercise_messages import assert_hides
 
 CHAPTER = "02_attention"
 
@@ -357,3 +358,30 @@ def test_implement_checks_causal_with_fewer_queries_than_keys(kind, message):
 def test_implement_names_a_missing_causal_argument():
     passed, text = check("ex-attention-implement", my_attention=_attention())
     assert not passed and "unexpected keyword argument 'causal'" in text, text
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+WEIGHTS_BY_HAND = np.array([[np.e / (np.e + 1), 1 / (np.e + 1)], [0.5, 0.5]])
+
+
+@pytest.mark.parametrize("label,env,answers", [
+    ("ex-attention-by-hand", dict(weights_by_hand=np.array([[0.6, 0.4], [0.5, 0.5]]),
+                                  outputs_by_hand=np.array([[2.4, 1.6], [2.0, 2.0]])),
+     [WEIGHTS_BY_HAND[0], WEIGHTS_BY_HAND[0] * 4]),
+    ("ex-attention-by-hand", dict(weights_by_hand=WEIGHTS_BY_HAND, outputs_by_hand=np.array([[3.0, 1.0], [2.0, 2.0]])),
+     [WEIGHTS_BY_HAND[0] * 4]),
+    ("ex-attention-causal-independence", dict(unchanged=[0, 1]), [[0, 1, 2, 3]]),
+    ("ex-attention-causal-independence", dict(unchanged=[0, 1, 2, 3, 4]), [[0, 1, 2, 3]]),
+    ("ex-attention-causal-independence", dict(unchanged=[2, 3, 4, 5]), [[0, 1, 2, 3]]),
+    ("ex-attention-identical-keys", dict(predict_identical_keys=lambda v, mask: np.zeros(v.shape[-1])), []),
+    ("ex-attention-combine-masks", dict(my_decoder_mask=lambda tokens, segments: mt.padding_mask(tokens)), []),
+])
+def test_no_message_hands_out_the_answer(label, env, answers):
+    passed, text = check(label, **env)
+    assert not passed, text
+    expected = list(answers)
+    if label == "ex-attention-identical-keys":  # the mean of the check's values: the answer without a mask
+        rng = np.random.default_rng(0)
+        rng.normal(size=(3, 4)), rng.normal(size=(1, 4))
+        expected.append(rng.normal(size=(5, 2)).astype("float32").mean(axis=0))
+    assert_hides(text, *expected)
