@@ -82,13 +82,12 @@ def key_dim_mistake(params_big_key_dim_mistake):
             message = ("`params_big_key_dim_mistake` is the base model's count, which the chapter prints. "
                        "Redo it for d_model = 1024 and h = 16.")
         elif got == 8 * N_SUBLAYERS * 4 * (D * D + D):
-            message = ("`params_big_key_dim_mistake` multiplies the right count by 8, the factor for the base "
-                       "model's 8 heads. The factor is about h: count the layer with h = 16 heads of width "
-                       "1024.")
+            message = ("`params_big_key_dim_mistake` scales a count by 8, the base model's number of heads: "
+                       "the big model has 16. Count the layer with h = 16 heads of width 1024, weight by weight.")
         elif got == H * N_SUBLAYERS * 4 * (D * D + D):
-            message = ("`params_big_key_dim_mistake` multiplies the right count by exactly h = 16. Every kernel "
-                       "and every bias of the projections grows 16 times, but the output projection's bias "
-                       "has the model's width whatever key_dim is: count the layer's weights one by one.")
+            message = ("`params_big_key_dim_mistake` scales every weight of the layer by h: not all of them grow "
+                       "with key_dim. Which bias keeps the model's width whatever key_dim is? Count the layer's "
+                       "weights one by one.")
         raise AssertionError(message or (
             f"`params_big_key_dim_mistake` = {got:,} is not right. With key_dim=1024 and 16 heads the query, "
             "key and value projections map 1024 to 16 x 1024 (with biases), and the output "

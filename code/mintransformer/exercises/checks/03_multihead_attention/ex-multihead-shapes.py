@@ -29,14 +29,15 @@ def _truth():
     return {n: tuple(int(d) for d in t.shape) for n, t in tensors.items()}
 
 
-HINTS = {
+HINTS = {  # what each tensor is, never its shape: the shapes are the answer
     "query projection": "Each projection is a Dense(d_model) applied to every position of its input.",
-    "key projection": "The keys are projected from the encoder's output: S = 9 positions.",
-    "value projection": "The values are projected from the encoder's output: S = 9 positions.",
-    "split queries": "split_heads gives (B, h, length, d_k), with d_k = d_model / h.",
-    "split keys": "split_heads gives (B, h, length, d_k), with d_k = d_model / h; the keys have S = 9 positions.",
-    "split values": "split_heads gives (B, h, length, d_k), with d_k = d_model / h; the values have S = 9 positions.",
-    "logits": "Each head has one row per query and one column per key.",
+    "key projection": "The keys are projected from the encoder's output: which length do they have?",
+    "value projection": "The values are projected from the encoder's output: which length do they have?",
+    "split queries": "split_heads cuts the d_model features of each position into h heads of d_k = d_model / h and "
+                     "gives the heads an axis of their own: where does the chapter put it?",
+    "split keys": "split_heads works on the keys as on the queries; the keys have the encoder's length.",
+    "split values": "split_heads works on the values as on the queries; the values have the encoder's length.",
+    "logits": "Each head scores every query against every key: one row per query, one column per key.",
     "weights": "The softmax does not change the shape of the logits.",
     "head outputs": "weights @ V in every head: one row per query, of width d_k.",
     "merged": "Concat puts the h heads of width d_k side by side again, for every query.",
@@ -69,7 +70,8 @@ def _wrong(key, got, right):
         return f"{where}: each head has d_k = d_model / h features, not {got[-1]}."
     if key in ("logits", "weights"):
         if got == (B, H, S, T):
-            return f"{where}: rows are the queries (T = {T}) and columns the keys (S = {S}), not the reverse."
+            return (f"{where}: which of the last two axes holds the queries, and which the keys? A row of the "
+                    "logits is what one query's softmax runs over.")
         if got == (B, T, S):
             return f"{where} has no head axis: every head has its own logits and weights."
     if key in ("head outputs", "merged", "output") and S in got and T not in got:
