@@ -47,7 +47,8 @@ def answer_forms(value):
             continue
         for digits in range(3, 7):
             for form in (f"{v:.{digits}g}", f"{v:.{digits}f}", f"{100 * v:.{digits - 1}f}%"):
-                if _significant(form) >= 3:
+                # "100" from 100.3 would be any round number: a rounded float shows its point
+                if _significant(form) >= 3 and ("." in form or "e" in form):
                     forms.add(form)
     return forms
 
@@ -70,3 +71,30 @@ def assert_same_message(texts):
     """Fail unless every text says the same: which option was wrong must not show."""
     found = [_OTTER_LINES.sub("", text).strip() for text in texts]
     assert all(f == found[0] for f in found), "the messages differ with the wrong option:\n" + "\n\n".join(texts)
+
+
+def shown_lines_that_compute(chapter):
+    """The lines of a chapter's checks that otter may show under a failure and that compute an answer.
+
+    otter prints, above a failed case's message, the line of the test case that raised. A
+    ``close(got, np.sqrt(3) / limit, ...)`` there prints the formula of the answer: the expected value
+    of every ``close`` called in a test case must be a name computed on a line of its own.
+    """
+    import ast
+    import pathlib
+
+    import mintransformer as mt
+
+    found = []
+    for path in sorted(pathlib.Path(mt.exercises.tests_dir(chapter)).glob("ex-*.py")):
+        lines = path.read_text().split("\n")
+        for node in ast.parse(path.read_text()).body:
+            if not (isinstance(node, ast.FunctionDef) and any(
+                    getattr(getattr(d, "func", None), "id", None) == "test_case" for d in node.decorator_list)):
+                continue
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "close" and len(call.args) > 1:
+                    expected = call.args[1]
+                    if any(isinstance(n, (ast.BinOp, ast.Lambda)) for n in ast.walk(expected)):
+                        found.append(f"{path.name}:{call.lineno}: {lines[call.lineno - 1].strip()}")
+    return found

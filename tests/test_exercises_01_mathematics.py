@@ -11,7 +11,7 @@ from keras import ops
 import tensorflow as tf
 
 import mintransformer as mt
-from exercise_messages import assert_hides, assert_same_message
+from exercise_messages import assert_hides, shown_lines_that_compute, assert_same_message
 
 CHAPTER = "01_mathematics"
 
@@ -345,7 +345,7 @@ def test_variance_names_the_wrong_scaled_formulas(wrong, message):
 def test_variance_measures_the_ratio_on_the_students_samples(changes, message):
     passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", **changes))
     assert not passed and message in text, text
-    for formula in ("sigma^4", "d_k sigma", "= d_k"):
+    for formula in ("sigma^4", "d_k sigma", "= d_k", "s**4"):
         assert formula not in text, text  # the messages never state the formula
 
 
@@ -361,6 +361,7 @@ def test_divide_by_dk_names_the_wrong_variances(wrong, message):
                          **with_("ex-mathematics-divide-by-dk", var_divided_by_dk=wrong))
     assert not passed and message in text, text
     assert "d_k^2" not in text and "1/d_k" not in text and "uniform" not in text, text  # no answer given
+    assert "1 / D_KS" not in text, text  # nor in the line of the check that otter shows
 
 
 @pytest.mark.parametrize("wrong,message", [
@@ -375,7 +376,7 @@ def test_divide_by_dk_names_the_wrong_limits(wrong, message):
     passed, text = check("ex-mathematics-divide-by-dk",
                          **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=wrong))
     assert not passed and message in text, text
-    assert "1/d_k" not in text and "uniform" not in text, text  # no answer given
+    assert "1/d_k" not in text and "uniform" not in text and "np.log(S)" not in text, text  # no answer given
 
 
 # ---------------------------------------------------------------- find and fix the bug
@@ -565,3 +566,9 @@ def test_no_message_hands_out_the_answer(label, changes, answers):
     if label == "ex-mathematics-variance" and "dot_variance" in changes:
         expected += [d_k * sigma**4 for d_k in (1, 16, 64, 256) for sigma in (0.5, 1.0, 2.0)]
     assert_hides(text, *expected)
+    for formula in ("s**4", "1 / D_KS", "np.log(S)", "1 / S"):  # nor the line of the check that otter shows
+        assert formula not in text, text
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

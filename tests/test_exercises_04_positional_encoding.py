@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import mintransformer as mt
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "04_positional_encoding"
 
@@ -150,6 +151,9 @@ def test_implement_rejects_the_package_function_imported_by_name():
 def test_wavelength_rejects_wrong_pairs(closest, message):
     passed, text = check("ex-positional-wavelength", closest_pair=closest, slow_pairs=160)
     assert not passed and message in text, text
+    assert "wavelength is " + "shorter" in text or "wavelength is longer" in text or closest not in (76, 80), text
+    wavelengths = 2 * np.pi * 10000.0 ** (2 * np.arange(256) / 512)
+    assert_hides(text, 77, wavelengths[[76, 77, 78, 80]])  # neither the pair nor a wavelength (their ratio)
 
 
 @pytest.mark.parametrize("slow,message", [
@@ -187,7 +191,7 @@ def test_dot_first_rise_values():
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda d: _first_rise(d) - 1, "the last offset before the rise"),
+    (lambda d: _first_rise(d) - 1, "too small: the dot product falls"),
     (lambda d: 2, "too small: the dot product falls"),
     (lambda d: _first_rise(d) + 3, "too large: the dot product has already risen"),
     (lambda d: 0, "offsets start at 1"),
@@ -463,7 +467,7 @@ def test_fix_scale_accepts_an_in_place_scaling():
 @pytest.mark.parametrize("wrong,message", [
     (lambda a: 1 / a, "not their root mean square"),
     (lambda a: math.sqrt(2) / a, "like a sinusoid"),
-    (lambda a: 3 / a, "the variance"),
+    (lambda a: 3 / a, "where the square root goes"),
     (lambda a: math.sqrt(128), "sqrt(d_model) of the course's model"),
     (lambda a: math.sqrt(512), "the course's sqrt(512)"),
     (lambda a: math.sqrt(3) * a, "must grow as the entries shrink"),
@@ -560,3 +564,36 @@ def test_previous_accepts_an_in_place_scaling():
 
     passed, text = check("ex-positional-previous", look_back_queries=in_place)
     assert passed, text
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+@pytest.mark.parametrize("env,answers", [
+    (dict(closest_pair=60, slow_pairs=100), [77, 160]),
+    (dict(closest_pair=100, slow_pairs=200), [77, 160]),
+])
+def test_wavelength_messages_give_no_answer(env, answers):
+    for label_env in ({"closest_pair": env["closest_pair"], "slow_pairs": 160},
+                      {"closest_pair": 77, "slow_pairs": env["slow_pairs"]}):
+        passed, text = check("ex-positional-wavelength", **label_env)
+        assert not passed, text
+        assert_hides(text, *answers)
+
+
+@pytest.mark.parametrize("first_rise", [lambda d: 5, lambda d: _first_rise(d) - 1, lambda d: _first_rise(d) + 1,
+                                        lambda d: 400])
+def test_dot_messages_give_no_answer(first_rise):
+    passed, text = check("ex-positional-dot", first_rise=first_rise, runner_up=[31])
+    assert not passed, text
+    assert_hides(text, [_first_rise(d) for d in (128, 16, 64, 512) if _first_rise(d) >= 10], [32, 34])
+
+
+@pytest.mark.parametrize("limit_factor", [lambda a: 1 / a, lambda a: 3 / a, lambda a: 2 / a])
+def test_fix_scale_factor_messages_give_no_answer(limit_factor):
+    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=limit_factor)
+    assert not passed, text
+    assert_hides(text, [_unit(a) for a in (0.05, 0.1, 0.01)])
+    assert "a^2 / 3" not in text and "sqrt(3)" not in text, text
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

@@ -28,7 +28,8 @@ def variance_after_dividing_by_dk(var_divided_by_dk):
     ]:
         if like(got, wrong, rtol=1e-6, atol=1e-12):
             raise AssertionError(f"var_divided_by_dk is wrong: {message}")
-    close(got, 1 / D_KS, "var_divided_by_dk(d_k) for d_k = 4, 64, 512", rtol=1e-6, atol=1e-12,
+    expected = 1 / D_KS  # (otter shows the line that fails: the close() below, never this one)
+    close(got, expected, "var_divided_by_dk(d_k) for d_k = 4, 64, 512", rtol=1e-6, atol=1e-12,
           hint="Start from the variance of q . k, and use what dividing by a constant does to a variance.")
 
 
@@ -52,6 +53,7 @@ def the_limit_is_uniform(limits_divided_by_dk):
             )
         if (np.log2(S) != 1 and like(got[1], np.log2(S))) or like(got[1], np.log10(S)):
             raise AssertionError(f"{what}: the entropy is in nats, with the natural logarithm (np.log).")
-        close(got, [1 / S, np.log(S)], what, atol=1e-6,
+        expected = [1 / S, np.log(S)]
+        close(got, expected, what, atol=1e-6,
               hint="What do the logits of a row tend to as d_k grows, and what does the softmax make of "
               "such a row?")

@@ -42,7 +42,8 @@ def variance_of_the_dot_product(dot_variance):
         (lambda d, s: d**2 * s**4,
          "the variances of d_k independent terms add up to d_k times one term's, not d_k^2 times."),
     ])
-    close(got, _formula(lambda d, s: d * s**4), "dot_variance(d_k, sigma)", rtol=1e-6, atol=1e-9,
+    expected = _formula(lambda d, s: d * s**4)  # (otter shows the failing line, the close() below)
+    close(got, expected, "dot_variance(d_k, sigma)", rtol=1e-6, atol=1e-9,
           hint="Var(q . k) = sum over the d_k terms of Var(q_i k_i).")
 
 
@@ -61,7 +62,8 @@ def variance_of_the_scaled_dot_product(scaled_dot_variance):
          "it grows like sigma^2; redo the variance of one term q_i k_i, a product of two components "
          "of variance sigma^2 each."),
     ])
-    close(got, _formula(lambda d, s: s**4 + 0 * d), "scaled_dot_variance(d_k, sigma)", rtol=1e-6,
+    expected = _formula(lambda d, s: s**4 + 0 * d)
+    close(got, expected, "scaled_dot_variance(d_k, sigma)", rtol=1e-6,
           atol=1e-9, hint="Var(X / c) = Var(X) / c^2.")
 
 

@@ -36,9 +36,6 @@ def first_rise_of_the_similarity(first_rise):
             continue
         if k < 1:
             raise AssertionError(f"{what} is {k}: offsets start at 1 (k = 0 compares a position with itself).")
-        if k == right - 1:
-            raise AssertionError(f"{what} is {k}: that is the last offset before the rise. The answer is the "
-                                 "k whose dot product is larger than at k - 1.")
         rises = _dot(k, d_model) > _dot(k - 1, d_model)
         side = "too small: the dot product falls at that offset" if k < right and not rises else (
             "too large: the dot product has already risen at a smaller offset" if k > right else "wrong")
@@ -67,8 +64,8 @@ def runner_up_keys(runner_up):
         raise AssertionError("runner_up holds 30, the query's own position; but the query PE_30 M_3^T equals "
                              "PE_33, so its scores are PE_33 . PE_p'.")
     if len(keys) == 1 and keys[0] in (32, 34):
-        raise AssertionError(f"runner_up is {keys}: the scores are PE_33 . PE_p', which depend on the distance "
-                             "p' - 33 through a cosine: is that key alone in second place?")
+        raise AssertionError(f"runner_up is {keys}: is that key alone in second place? Compute the scores "
+                             "of its neighbours too (up to the rounding of the float32 table).")
     if keys != [32, 34]:
         raise AssertionError(f"runner_up is {keys}: the scores are PE_33 . PE_p' (the query PE_30 M_3^T equals "
                              "PE_33); list every key with the second-highest score.")

@@ -82,12 +82,12 @@ def the_factor_for_a_uniform_initialiser(unit_rms_factor):
             raise AssertionError(f"{what} has shape {value.shape}: it is one number, a factor.")
         value = float(value.reshape(()))
         for wrong, message in [
-            (1 / limit, "brings the LIMIT of the entries to 1, not their root mean square: entries uniform in "
-                        "[-a, a] have mean square a^2 / 3"),
+            (1 / limit, "brings the LIMIT of the entries to 1, not their root mean square: compute the mean "
+                        "square of the uniform distribution on [-limit, limit]"),
             (np.sqrt(2) / limit, "treats the entries like a sinusoid of amplitude `limit` (RMS limit / sqrt(2)); "
-                                 "uniform entries in [-a, a] have mean square a^2 / 3"),
+                                 "entries uniform in [-limit, limit] have another mean square"),
             (np.sqrt(3) * limit, "multiplies by the limit: the factor must grow as the entries shrink"),
-            (3 / limit, "uses the variance a^2 / 3 where its square root belongs"),
+            (3 / limit, "is not the inverse of a root mean square: check where the square root goes"),
             (np.sqrt(128), "is sqrt(d_model) of the course's model: that factor suits entries of RMS "
                            "1/sqrt(d_model), which uniform entries in [-limit, limit] do not have"),
             (np.sqrt(512), "is the course's sqrt(512): it suits neither the width nor this initialiser"),
@@ -95,6 +95,7 @@ def the_factor_for_a_uniform_initialiser(unit_rms_factor):
             if np.isclose(value, wrong, rtol=1e-3):
                 raise AssertionError(f"{what} {message}.")
         # rtol 1e-6: float32 arithmetic passes; an estimate from a sample (error ~ 1/sqrt(n)) does not.
-        close(value, np.sqrt(3) / limit, what, rtol=1e-6, atol=0,
+        expected = np.sqrt(3) / limit  # (otter shows the failing line, the close() below)
+        close(value, expected, what, rtol=1e-6, atol=0,
               hint="Compute the mean square of a uniform distribution on [-limit, limit] (an integral), "
                    "not of a sample; the factor divides its square root into 1.")

@@ -39,13 +39,14 @@ def _check(look_back_queries, T, d_model):
     best = weights.argmax(axis=1)[1:]
     rows = np.arange(1, T)
     if np.array_equal(best[:-1], rows[:-1] + 1):
-        raise AssertionError(f"{case}: each position attends to the NEXT one. Looking back one step "
-                             "is the offset k = -1: M_(-1) = M_1^T.")
+        raise AssertionError(f"{case}: each position attends to the NEXT one: your matrix moves the "
+                             "queries the wrong way.")
     wrong = np.flatnonzero(best != rows - 1)
     if wrong.size:
         p = rows[wrong[0]]
         raise AssertionError(f"{case}: position {p} attends most to position {best[wrong[0]]}, not "
-                             f"{p - 1}. Rotate each query back one step: PE_pos M_(-1)^T = PE_(pos - 1).")
+                             f"{p - 1}. Which matrix M, the same for every position, turns PE_pos into "
+                             "PE_(pos - 1)?")
     share = weights[rows, rows - 1]
     if share.min() <= 0.5:
         p = rows[np.argmin(share)]

@@ -40,11 +40,13 @@ def closest_to_100_positions(closest_pair):
             f"Pair {i} has 10000^(2i / 512) = 100: you left out the 2 pi. The wavelength is "
             "2 pi / omega_i = 2 pi 10000^(2i / d_model) positions, not 10000^(2i / d_model).")
     if i != CLOSEST:
-        near = f" (its wavelength is {WAVELENGTHS[i]:.1f})" if 0 <= i < len(PAIRS) else ""
+        # Which way it is off, never its wavelength: two wavelengths would give the ratio, and so the answer.
+        side = (" (its wavelength is shorter than 100 positions)" if WAVELENGTHS[i] < 100 else
+                " (its wavelength is longer than 100 positions)") if 0 <= i < len(PAIRS) else ""
         raise AssertionError(
-            f"closest_pair = {i} is not the pair whose wavelength is closest to 100{near}. "
-            "Solve 2 pi 10000^(2i / 512) = 100 for i, then compare the wavelengths of the pairs "
-            "on either side.")
+            f"closest_pair = {i} is not the pair whose wavelength is closest to 100{side}. "
+            "Find the pair from the wavelengths of equation (eq-position-frequency), then compare the "
+            "pairs on either side of 100.")
 
 
 @test_case(points=1)

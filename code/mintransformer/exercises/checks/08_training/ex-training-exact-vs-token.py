@@ -64,7 +64,8 @@ def the_estimate_and_the_measure(predicted_exact_match, measured_exact_match, da
                 "compares to 1e-6: the estimate is to be set against a measured exact match that is a multiple "
                 "of 1/1600).")
     if not np.isclose(predicted, a**11, rtol=0, atol=1e-6):
-        close(predicted, a**11, "`predicted_exact_match`", atol=0, rtol=0,
+        expected = a**11
+        close(predicted, expected, "`predicted_exact_match`", atol=0, rtol=0,
               hint="The estimate is a^11, with a = date_forced_accuracy: 11 tokens, each right with probability a.")
     answered(date_outputs, "date_outputs (made by the set-up cell: run it)")
     targets = [t for _, t in date_test]
