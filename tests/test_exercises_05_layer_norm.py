@@ -10,6 +10,7 @@ import pytest
 from keras import ops
 
 import mintransformer as mt
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "05_layer_norm"
 
@@ -231,7 +232,7 @@ def test_invariance_rejects_wrong_rows(rows, message):
     (0.00707, 0.2236, "first-order estimate"),
     (0.007071, 0.224, "first-order estimate"),  # 0.224: the estimate to 3 significant digits
     (0.00705, 0.223, "you left out the eps"),
-    (0.178, 0.00700, "is the answer for eps = 0.001"),
+    (0.178, 0.00700, "check which eps you used"),
     (0.0071, 0.19, "your sigma is too large"),
     (0.006916, 0.1771, "yours is too small. Use a finer grid"),  # a coarse grid's answers
     (0.00702, 0.178, "your sigma is too large"),  # 0.0070029 to 3 digits is 0.00700
@@ -405,7 +406,8 @@ def test_rmsnorm_rejects_the_wrong_formulas(wrong, message):
 
 def test_rmsnorm_invariance_answer():
     passed, text = check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps="shift")
-    assert not passed and "Adding c to every feature changes" in text, text
+    assert not passed and "is not the invariance RMSNorm keeps" in text, text
+    assert "'scale'" not in text and '"scale"' not in text, text  # one of two: never name the other
     passed, text = check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps="both")
     assert not passed and 'the string "scale" or "shift"' in text, text
     passed, text = check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps=" Scale")
@@ -471,3 +473,49 @@ def test_count_names_a_mistake_only_if_it_fits_every_setting():
     assert "256" not in text, text  # the package's count (the expected value) is never printed
     for named in ("swapped", "three sub-layers", "two sub-layers", "final layer norm but not", "Post-norm"):
         assert named not in text, text
+
+
+# --- no message hands out the answer ---------------------------------------------------------------
+SIGMA_SMALL_EPS, SIGMA_KERAS_EPS = 0.0070029, 0.17789  # the thresholds, to 5 significant digits
+
+
+@pytest.mark.parametrize("small,keras_eps", [
+    (0.0001, 0.001), (0.5, 0.9), (0.006, 0.15), (0.0075, 0.2), (0.00707, 0.2236), (1e-6, 1e-3),
+])
+def test_epsilon_messages_give_no_threshold(small, keras_eps):
+    passed, text = check("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
+    assert not passed, text
+    assert_hides(text, SIGMA_SMALL_EPS, SIGMA_KERAS_EPS, 0.0070, 0.178, 0.00700)
+    assert "% " not in text and "%." not in text, text  # not how far off, either
+
+
+@pytest.mark.parametrize("rows", [
+    {"scaled_row": (0, 1), "reversed_row": (0, 2)},
+    {"scaled_row": (1, 1), "reversed_row": (0, 0)},
+    {"scaled_row": (1, 0), "reversed_row": (0, 1)},
+])
+def test_invariance_rows_messages_give_no_row(rows):
+    passed, text = check("ex-layernorm-invariance", predict_affine=lambda ln_x, a, c: np.sign(a) * ln_x, **rows)
+    assert not passed, text
+    assert "(1, 2)" not in text and "[4.0, 3.0, 2.0, 1.0]" not in text, text
+    if rows["scaled_row"] != (1, 0):
+        assert "(1, 0)" not in text and "[10.0, 20.0, 30.0, 40.0]" not in text, text
+
+
+def test_rmsnorm_says_the_same_for_every_wrong_invariance():
+    texts = [check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps=answer)[1] for answer in ("shift",)]
+    for text in texts:
+        assert "scale" not in text.split("AssertionError")[-1].lower(), text
+
+
+@pytest.mark.parametrize("wrong", [lambda n, d, norm_first: (1, 1), lambda n, d, norm_first: (4 * n * d, 6 * n * d)])
+def test_count_messages_give_no_count(wrong):
+    passed, text = check("ex-layernorm-count", count_norm_params=wrong)
+    assert not passed, text
+    counts = [(2 * n + f) * 2 * d for n, d in ((5, 8), (7, 6), (1, 4), (6, 512)) for f in (0, 1)]
+    counts += [(3 * n + f) * 2 * d for n, d in ((5, 8), (7, 6), (1, 4), (6, 512)) for f in (0, 1)]
+    assert_hides(text, [c for c in counts if c != 4 * 5 * 8 and c != 6 * 5 * 8])
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

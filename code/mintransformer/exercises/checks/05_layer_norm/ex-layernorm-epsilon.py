@@ -50,8 +50,8 @@ def _check(value, name, eps, other_name, other_eps):
             f"`{name}` = {value:.4g} solves sqrt(sigma^2 + eps) / sigma = 1.01: you left out the eps of "
             "the denominator sigma + eps."
         )
-    if _same(value, _threshold(other_eps), rtol=5e-4):
-        raise AssertionError(f"`{name}` = {value:.4g} is the answer for eps = {other_eps:g}, that is `{other_name}`.")
+    if _same(value, _threshold(other_eps), rtol=5e-4):  # (without saying that it is right for the other one)
+        raise AssertionError(f"`{name}` = {value:.4g}: check which eps you used. `{name}` is for eps = {eps:g}.")
     if 0 < value < expected and _r(value, eps) > 1.01 and value > 0.5 * expected:
         raise AssertionError(
             f"`{name}` = {value:.4g}: there r(sigma) > 1.01 indeed, but it is not the largest such sigma: "

@@ -90,8 +90,9 @@ def which_invariance(rmsnorm_keeps):
     answered(rmsnorm_keeps, "rmsnorm_keeps")
     if not isinstance(rmsnorm_keeps, str) or rmsnorm_keeps.strip().lower() not in ("scale", "shift"):
         raise AssertionError('`rmsnorm_keeps` must be the string "scale" or "shift".')
-    if rmsnorm_keeps.strip().lower() == "shift":
+    if rmsnorm_keeps.strip().lower() != "scale":  # one of two: the message must not name the other
         raise AssertionError(
-            "Adding c to every feature changes RMSNorm's output: the constant row [5, 5, 5, 5] becomes "
-            "gamma, not 0. Which invariance survives when you multiply x by a > 0 instead?"
+            f"`rmsnorm_keeps` = {rmsnorm_keeps!r} is not the invariance RMSNorm keeps. Try both on the tiny "
+            "batch: compare rms_norm(a * x, gamma) and rms_norm(x + c, gamma) with rms_norm(x, gamma), for an "
+            "a > 0 and a c of your choice."
         )
