@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import mintransformer as mt
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "06_encoder_decoder_layers"
 
@@ -515,3 +516,87 @@ def test_prenorm_decoder_rejects_wrong_answers_about_the_norms(answer, message):
     passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
                          cross_inputs_normalized="queries")
     assert passed, text
+
+
+# ---------------------------------------------------------------- "do not use the package's layer"
+class SubclassedFeedForward(mt.FeedForward):
+    pass
+
+
+class WrappedFeedForward(keras.layers.Layer):
+    def __init__(self, d_model, dff, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = mt.FeedForward(d_model, dff, dropout)
+
+    def call(self, x, training=False):
+        return self.inner(x, training=training)
+
+
+class SubclassedEncoderLayer(mt.EncoderLayer):
+    pass
+
+
+class SubclassedDecoderLayer(mt.DecoderLayer):
+    pass
+
+
+@pytest.mark.parametrize("label,name,wrong,message", [
+    ("ex-layers-implement-ffn", "MyFeedForward", mt.FeedForward, "must not be, subclass or use mt.FeedForward"),
+    ("ex-layers-implement-ffn", "MyFeedForward", SubclassedFeedForward, "must not be, subclass or use mt.FeedForward"),
+    ("ex-layers-implement-ffn", "MyFeedForward", WrappedFeedForward, "must not be, subclass or use mt.FeedForward"),
+    ("ex-layers-implement-encoder-layer", "MyEncoderLayer", mt.EncoderLayer, "must not be, subclass or use mt.EncoderLayer"),
+    ("ex-layers-implement-encoder-layer", "MyEncoderLayer", SubclassedEncoderLayer, "subclass or use mt.EncoderLayer"),
+    ("ex-layers-fix-no-cross-attention", "FixedDecoderLayer", mt.DecoderLayer, "must not be, subclass or use mt.DecoderLayer"),
+    ("ex-layers-fix-no-cross-attention", "FixedDecoderLayer", SubclassedDecoderLayer, "subclass or use mt.DecoderLayer"),
+])
+def test_the_layers_refuse_the_package_layer_they_ask_you_to_write(label, name, wrong, message):
+    result = mt.exercises.run_check(CHAPTER, label, {name: wrong})
+    text = result.summary()
+    assert result.score == 0 and message in text, text
+    assert mt.FeedForward.__name__ == "FeedForward" and mt.decoder.DecoderLayer is mt.DecoderLayer  # restored
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda layer, y, context, self_mask, cross_mask: mt.DecoderLayer.call(
+        layer, y, context, self_mask=self_mask, cross_mask=cross_mask, training=False),
+    lambda layer, y, context, self_mask, cross_mask: layer._layer(y, context, self_mask=self_mask,
+                                                                  cross_mask=cross_mask),
+])
+def test_prenorm_decoder_refuses_the_layers_own_call(wrong):
+    result = mt.exercises.run_check(CHAPTER, "ex-layers-prenorm-decoder",
+                                    {"prenorm_decoder_layer": wrong, "cross_inputs_normalized": ["queries"]})
+    text = result.summary()
+    assert result.score == 1 and "Test case failed" in text, text  # only the question about the norms passes
+    assert "calls mt.DecoderLayer's own call" in text or "has no attribute '_layer'" in text, text
+    assert mt.DecoderLayer.call.__name__ == "call" and "refused" not in repr(mt.DecoderLayer.call)  # restored
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+@pytest.mark.parametrize("name,value", [
+    ("changed_decoder_masked", [2]), ("changed_decoder_masked", [0, 1, 2]), ("changed_decoder_masked", [3, 4]),
+    ("changed_decoder_unmasked", [1]), ("changed_decoder_unmasked", [1, 2, 3, 4]),
+    ("changed_encoder", [1]), ("changed_encoder", [1, 2, 3]), ("changed_encoder", [0, 1, 2, 3, 4]),
+])
+def test_which_positions_messages_give_no_answer(name, value):
+    passed, text = check("ex-layers-which-positions", **dict(RIGHT_POSITIONS, **{name: value}))
+    assert not passed, text
+    assert_hides(text, RIGHT_POSITIONS[name])
+    assert "1 <= t" not in text and "Which t have" not in text, text
+
+
+@pytest.mark.parametrize("ffn,decoder", [
+    (lambda d, dff: 2 * d * dff + 7, lambda d, dff: 10 * d * d),
+    (lambda d, dff: 1, lambda d, dff: 1),
+])
+def test_ffn_count_messages_give_no_count(ffn, decoder):
+    for env in ({"ffn_params": ffn, "decoder_layer_params": lambda d, dff: 8 * (d * d + d) + 2 * d * dff + dff + d
+                 + 6 * d}, {"ffn_params": lambda d, dff: 2 * d * dff + dff + d, "decoder_layer_params": decoder}):
+        passed, text = check("ex-layers-ffn-count", **env)
+        assert not passed, text
+        sizes = ((512, 2048), (1024, 4096), (16, 64))  # (12, 20): its FFN has 512 parameters, an argument too
+        assert_hides(text, *[2 * d * dff + dff + d for d, dff in sizes],
+                     *[8 * (d * d + d) + 2 * d * dff + dff + d + 6 * d for d, dff in sizes])
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

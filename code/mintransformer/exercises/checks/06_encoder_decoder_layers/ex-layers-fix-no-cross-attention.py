@@ -6,7 +6,7 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-layers-fix-no-cross-attention"
@@ -18,6 +18,8 @@ PARTS = {"self_attention": "mt.MultiHeadAttention(d_model, num_heads, dropout)",
          "ffn": "mt.FeedForward(d_model, dff, dropout)",
          "norm1": "mt.LayerNormalization()", "norm2": "mt.LayerNormalization()",
          "norm3": "mt.LayerNormalization()"}
+RULE = ("Fix the tutorial's layer by adding the missing sub-layer, as the exercise asks: `FixedDecoderLayer` must "
+        "not be, subclass or use mt.DecoderLayer (nor mt.Decoder, which is made of them).")
 
 
 def _inputs(seed, pads=0):
@@ -47,10 +49,11 @@ def _reference(seed):
 
 def _build(FixedDecoderLayer, x, context, self_mask, cross_mask, dropout=0.1):
     answered(FixedDecoderLayer, "FixedDecoderLayer")
-    layer = call(FixedDecoderLayer, "FixedDecoderLayer", D, H, DFF, dropout=dropout)
     try:
-        out = call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
-                   training=False)
+        with refusing([mt.DecoderLayer], FixedDecoderLayer, RULE):  # made and built with the package's refused
+            layer = call(FixedDecoderLayer, "FixedDecoderLayer", D, H, DFF, dropout=dropout)
+            out = call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
+                       training=False)
     except AssertionError as error:
         if "ncompatible shapes" in str(error) or "broadcast" in str(error):
             raise AssertionError(

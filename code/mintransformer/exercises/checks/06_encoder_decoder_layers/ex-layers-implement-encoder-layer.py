@@ -6,7 +6,7 @@ from keras import ops
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-layers-implement-encoder-layer"
@@ -16,6 +16,8 @@ D, H, DFF = 8, 2, 32
 PARTS = {"self_attention": "mt.MultiHeadAttention(d_model, num_heads, dropout)",
          "ffn": "mt.FeedForward(d_model, dff, dropout)",
          "norm1": "mt.LayerNormalization()", "norm2": "mt.LayerNormalization()"}
+RULE = ("Build the encoder layer from its parts, as the exercise asks: `MyEncoderLayer` must not be, subclass "
+        "or use mt.EncoderLayer (nor mt.Encoder, which is made of them).")
 
 
 def _inputs(seed, length=6):
@@ -42,8 +44,9 @@ def _reference(seed, norm_first):
 
 def _student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.1):
     answered(MyEncoderLayer, "MyEncoderLayer")
-    layer = call(MyEncoderLayer, "MyEncoderLayer", D, H, DFF, dropout=dropout, norm_first=norm_first)
-    call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False)  # builds the weights
+    with refusing([mt.EncoderLayer], MyEncoderLayer, RULE):  # made and built with the package's layer refused
+        layer = call(MyEncoderLayer, "MyEncoderLayer", D, H, DFF, dropout=dropout, norm_first=norm_first)
+        call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False)  # builds the weights
     for attribute, what in PARTS.items():
         part = getattr(layer, attribute, None)
         if part is None:

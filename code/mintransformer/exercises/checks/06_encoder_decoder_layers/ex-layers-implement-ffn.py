@@ -5,13 +5,15 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-layers-implement-ffn"
 points = 4
 
 D, DFF = 8, 32
+RULE = ("Write the FFN with keras.layers.Dense and keras.layers.Dropout, as the exercise asks: `MyFeedForward` "
+        "must not be, subclass or use mt.FeedForward (nor a package layer built on it).")
 
 
 def _reference(seed, dropout=0.1):
@@ -29,8 +31,9 @@ def _reference(seed, dropout=0.1):
 def _student(MyFeedForward, ref, x, dropout=0.1):
     """The student's layer, built on x, with the weights of ``ref`` copied in (matched by shape)."""
     answered(MyFeedForward, "MyFeedForward")
-    layer = call(MyFeedForward, "MyFeedForward", D, DFF, dropout=dropout)
-    call(layer, "MyFeedForward(...)", x, training=False)  # builds the weights
+    with refusing([mt.FeedForward], MyFeedForward, RULE):  # made and built with the package's FFN refused
+        layer = call(MyFeedForward, "MyFeedForward", D, DFF, dropout=dropout)
+        call(layer, "MyFeedForward(...)", x, training=False)  # builds the weights
     shapes = [tuple(w.shape) for w in layer.get_weights()]
     expected = [tuple(w.shape) for w in ref.get_weights()]
     if shapes == expected[:2] or shapes == [(D, D), (D,)]:

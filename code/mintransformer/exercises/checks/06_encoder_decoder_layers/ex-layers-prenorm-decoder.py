@@ -4,7 +4,7 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-layers-prenorm-decoder"
@@ -15,23 +15,27 @@ D, H, DFF = 8, 2, 16
 
 _DO_NOT_CALL = ("do not call the layer itself: recompute its output from its sub-layers "
                 "(layer.norm1, layer.self_attention, ...)")
+RULE = ("`prenorm_decoder_layer` calls mt.DecoderLayer's own call or step: recompute the layer's output from "
+        "its sub-layers (layer.norm1, layer.self_attention, ...), as the exercise asks.")
 
 
-class _SubLayers:
-    """A decoder layer without its call: the student recomputes it from the sub-layers."""
+def _sub_layers(layer):
+    """A decoder layer without its call: the student recomputes it from the sub-layers.
 
-    def __init__(self, layer):
-        self._layer = layer
+    The layer is held in a closure, not in an attribute that the student's code could reach.
+    """
+    class SubLayers:
+        __slots__ = ()
 
-    def __getattr__(self, attribute):  # every attribute but the layer's own computation
-        if attribute == "_layer":  # not set yet (a copy in the making): no recursion
-            raise AttributeError(attribute)
-        if attribute in ("call", "step", "__call__"):
+        def __getattr__(self, attribute):  # every attribute but the layer's own computation
+            if attribute in ("call", "step", "__call__"):
+                raise RuntimeError(_DO_NOT_CALL)
+            return getattr(layer, attribute)
+
+        def __call__(self, *args, **kwargs):
             raise RuntimeError(_DO_NOT_CALL)
-        return getattr(self._layer, attribute)
 
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError(_DO_NOT_CALL)
+    return SubLayers()
 
 
 def _case(seed):
@@ -67,7 +71,10 @@ def _variant(layer, y, context, self_mask, cross_mask, post_norm=False, norm_con
 
 def _compare(prenorm_decoder_layer, seed):
     layer, y, context, self_mask, cross_mask = _case(seed)
-    got = call(prenorm_decoder_layer, "prenorm_decoder_layer", _SubLayers(layer), y, context, self_mask, cross_mask)
+    # mt.DecoderLayer.call(layer, ...) would run the package's layer on the sub-layers: refused too.
+    with refusing([mt.DecoderLayer.call, mt.DecoderLayer.step], prenorm_decoder_layer, RULE, owners=[mt.DecoderLayer]):
+        got = call(prenorm_decoder_layer, "prenorm_decoder_layer", _sub_layers(layer), y, context, self_mask,
+                   cross_mask)
     expected = to_numpy(layer(y, context, self_mask=self_mask, cross_mask=cross_mask, training=False), "")
     args = (layer, y, context, self_mask, cross_mask)
     if like(got, _variant(*args, post_norm=True), atol=1e-4):

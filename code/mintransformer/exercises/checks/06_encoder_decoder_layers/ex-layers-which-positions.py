@@ -40,7 +40,8 @@ def decoder_with_the_look_ahead_mask(changed_decoder_masked):
         raise AssertionError(_PAD_QUERY.format(got=got))
     if 0 in got:
         raise AssertionError(f"{got}: with the look-ahead mask, can output 0 read position 1?")
-    raise AssertionError(f"{got}: output t reads the target positions <= t. Which t have 1 <= t?")
+    raise AssertionError(f"{got}: which outputs' queries may read the key at position 1 under the look-ahead "
+                         "mask, the pads' included?")
 
 
 @test_case(points=1)
