@@ -11,6 +11,7 @@ import pytest
 from keras import ops
 
 import mintransformer as mt
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "07_mintransformer"
 
@@ -197,6 +198,7 @@ def test_count_says_which_configuration_is_off():
     passed, text = check("ex-model-prenorm-count", param_count=param_count)
     assert not passed and "param_count(num_layers=1, d_model=16" in text and "that is too few" in text, text
     assert not re.search(r"counts [0-9]", text), text  # the package's count is never printed
+    assert_hides(text, *[c for c in _count_check_module().COUNTS.values() if c >= 1000])
     assert calls and all(c["input_vocab_size"] < 100 for c in calls)  # never the base model, while wrong
     passed, text = check("ex-model-prenorm-count", param_count=lambda **kwargs: "many")
     assert not passed and "must return a number" in text
@@ -314,6 +316,7 @@ def test_untied_share_rejects_the_known_mistakes(untied, tied, message):
     passed, text = check("ex-model-untied-share", untied_share=untied, tied_share=tied)
     assert not passed and message in text, text
     assert "0.7201" not in text and "0.4613" not in text, text  # never the value
+    assert_hides(text, UNTIED, TIED)
 
 
 # ex-model-start-token: the mask and query 0's weights.
@@ -415,3 +418,7 @@ def test_fix_masks_refuses_the_models_own_forward_pass(forward):
 def test_fix_masks_rejects_the_known_mistakes(wrong, message):
     passed, text = check("ex-model-fix-masks", fixed_logits=wrong)
     assert not passed and message in text, text
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)
