@@ -14,6 +14,7 @@ import tensorflow as tf
 from keras import ops
 
 import mintransformer as mt
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "08_training"
 
@@ -74,15 +75,21 @@ def test_base_schedule_accepts_three_significant_digits():
 
 
 @pytest.mark.parametrize("name,value,message", [
-    ("base_peak", 4000**-0.5, "left out the factor d_model^-0.5"),
-    ("base_half_step", 8000, "1/sqrt(2) of the peak"),
+    ("base_peak", 4000**-0.5, "the factor in front of the min, which multiplies the whole schedule, is missing"),
+    ("base_peak", 512**-0.5, "what is the min at step = warmup_steps"),
+    ("base_half_step", 8000, "falls as step^-0.5, not as 1 / step"),
     ("base_half_step", 2000, "on its way UP"),
-    ("base_rate_100k", 100_000**-0.5, "step^-0.5 alone"),
+    ("base_half_step", 12_000, "too early"),
+    ("base_half_step", 30_000, "too late"),
+    ("base_rate_100k", 100_000**-0.5, "is the min term alone"),
     ("base_rate_100k", 512**-0.5 * 100_000 * 4000**-1.5, "uses the warm-up term"),
 ])
 def test_base_schedule_names_the_mistakes(name, value, message):
     passed, text = check("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
     assert not passed and message in text, text
+    assert_hides(text, RIGHT_BASE[name])
+    for formula in ("4 times", "512^-0.5", "= warmup_steps^-0.5 / 2"):  # nor how to get it in one step
+        assert formula not in text, text
 
 
 @pytest.mark.parametrize("name,value,side", [
@@ -176,15 +183,30 @@ def test_floor_names_the_mistakes(wrong, message):
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda V, e: np.log((1 - e) * V / e), "You use (1 - eps) / (eps/V)"),
+    (lambda V, e: np.log((1 - e) * V / e), "it also receives its share eps/V of the smoothing"),
     (lambda V, e: np.log((1 - e) * (V - 1) / e), "spread eps over the V - 1 other tokens"),
-    (lambda V, e: (1 - e + e / V) / (e / V), "not a / b"),
+    (lambda V, e: (1 - e + e / V) / (e / V), "is not the ratio of the two probabilities"),
     (lambda V, e: np.log10((1 - e + e / V) / (e / V)), "natural logarithm"),
 ])
 def test_gap_names_the_mistakes(wrong, message):
     right_floor = floor(lambda V, e: 1 - e + e / V, lambda V, e: e / V)
     passed, text = check("ex-training-floor", smoothing_floor=right_floor, logit_gap=wrong)
     assert not passed and message in text, text
+    assert "log(a / b)" not in text and "log q'(y) - log q'(k)" not in text, text  # never the formula
+
+
+@pytest.mark.parametrize("wrong_floor,wrong_gap", [
+    (lambda V, e: 0.5, lambda V, e: 3.0),
+    (lambda V, e: np.log(V), lambda V, e: np.log(V)),
+])
+def test_floor_and_gap_messages_give_no_formula(wrong_floor, wrong_gap):
+    passed, text = check("ex-training-floor", smoothing_floor=wrong_floor, logit_gap=wrong_gap)
+    assert not passed, text
+    for formula in ("-a log a", "(V - 1) b log b", "log(a / b)", "z_y - z_k = log", "1 - eps + eps/V"):
+        assert formula not in text, text
+    cases = [(61, 0.1), (29, 0.1), (8, 0.3), (37_000, 0.1)]
+    assert_hides(text, *[floor(lambda V, e: 1 - e + e / V, lambda V, e: e / V)(V, e) for V, e in cases],
+                 *[right_gap(V, e) for V, e in cases])
 
 
 # ex-training-masked-loss ------------------------------------------------------------------------
@@ -629,3 +651,29 @@ def test_exact_vs_token_rejects_the_error_rate():
     dates = {**RIGHT_DATES, "date_outputs": ["1998-03-03", "2042-09-25", "2003-10-02", "1987-06-11"]}
     passed, text = check("ex-training-exact-vs-token", **{**dates, "measured_exact_match": 0.25})
     assert not passed and "fraction of WRONG outputs" in text, text
+
+
+# ---------------------------------------------------------------- "without calling mt.TransformerSchedule"
+@pytest.mark.parametrize("wrong", [
+    lambda step, d_model, warmup_steps: float(mt.TransformerSchedule(d_model, warmup_steps)(step)),
+    lambda step, d_model, warmup_steps: mt.training.TransformerSchedule(d_model, warmup_steps)(step),
+])
+def test_schedule_refuses_the_packages_schedule(wrong):
+    result = mt.exercises.run_check(CHAPTER, "ex-training-schedule", {"my_schedule": wrong})
+    text = result.summary()
+    assert result.score == 0 and "calls mt.TransformerSchedule" in text, text
+    assert float(mt.TransformerSchedule(64, 400)(400)) > 0  # restored afterwards
+
+
+def test_schedule_refuses_the_schedule_bound_by_name_in_the_notebook():
+    namespace = {}
+    exec("from mintransformer import TransformerSchedule\n"
+         "def my_schedule(step, d_model, warmup_steps):\n"
+         "    return float(TransformerSchedule(d_model, warmup_steps)(step))\n", namespace)
+    passed, text = check("ex-training-schedule", my_schedule=namespace["my_schedule"])
+    assert not passed and "calls mt.TransformerSchedule" in text, text
+    assert namespace["TransformerSchedule"] is mt.TransformerSchedule
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

@@ -35,12 +35,11 @@ def peak(base_peak):
     expected = _rate(WARMUP)
     if _near(value, WARMUP**-0.5):
         raise AssertionError(
-            "`base_peak` is warmup_steps^-0.5 alone: you left out the factor d_model^-0.5 = 512^-0.5 "
-            "that multiplies the whole schedule.")
+            "`base_peak` is the min term alone, at its peak: the factor in front of the min, which multiplies "
+            "the whole schedule, is missing.")
     if _near(value, 512**-0.5):
         raise AssertionError(
-            "`base_peak` is d_model^-0.5 alone: at step = warmup_steps both terms of the min equal "
-            "warmup_steps^-0.5, and the rate is their product with d_model^-0.5.")
+            "`base_peak` is the factor in front of the min alone: what is the min at step = warmup_steps?")
     if not _near(value, expected):  # close() says too large or too small, never the value
         close(value, expected, "`base_peak`", atol=0, rtol=0,
               hint="The rate peaks at step = warmup_steps, where both terms of the min are equal.")
@@ -51,16 +50,17 @@ def half_peak_step(base_half_step):
     value = _number(base_half_step, "base_half_step")
     if abs(value - 2 * WARMUP) <= 1:
         raise AssertionError(
-            "At step 8000 the rate is 1/sqrt(2) of the peak, not half: after the warm-up it falls as "
-            "step^-0.5, so halving it takes 4 times the steps, not 2.")
+            "`base_half_step` is twice the warm-up: after the warm-up the rate falls as step^-0.5, not as 1 / step. "
+            "What is it, against the peak, at the step you gave?")
     if abs(value - WARMUP / 2) <= 1:
         raise AssertionError(
             "At step 2000 the rate passes half the peak on its way UP, during the warm-up; the question "
             "asks where it has fallen to half the peak after it.")
     if abs(value - 4 * WARMUP) > 1:
+        side = "too early" if value < 4 * WARMUP else "too late"
         raise AssertionError(
-            f"`base_half_step` is {value:g}. After the warm-up the rate is d_model^-0.5 * step^-0.5: "
-            "solve step^-0.5 = warmup_steps^-0.5 / 2 for the step.")
+            f"`base_half_step` is {value:g}: that is {side}. After the warm-up the rate falls as step^-0.5: at "
+            "which step is it half its value at the peak?")
 
 
 @test_case(points=1)
@@ -69,7 +69,8 @@ def rate_after_100k_steps(base_rate_100k):
     expected = _rate(100_000)
     if _near(value, 100_000**-0.5):
         raise AssertionError(
-            "`base_rate_100k` is step^-0.5 alone: multiply by d_model^-0.5 = 512^-0.5.")
+            "`base_rate_100k` is the min term alone: the factor in front of the min, which multiplies the whole "
+            "schedule, is missing.")
     if _near(value, 512**-0.5 * 100_000 * WARMUP**-1.5):
         raise AssertionError(
             "`base_rate_100k` uses the warm-up term step * warmup_steps^-1.5; after the warm-up the "

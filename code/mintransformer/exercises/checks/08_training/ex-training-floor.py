@@ -58,7 +58,8 @@ def floor(smoothing_floor):
             if np.isclose(got, answer, rtol=1e-4, atol=1e-6) and not np.isclose(expected, answer, rtol=1e-4):
                 raise AssertionError(f"smoothing_floor({V}, {eps}): {message}")
         close(got, expected, f"smoothing_floor({V}, {eps})", atol=1e-5, rtol=1e-4,
-              hint="H(q') = -a log a - (V - 1) b log b with a = 1 - eps + eps/V and b = eps/V.")
+              hint="H(q') = -sum over the V tokens of q'(k) log q'(k), with the smoothed target q' of equation "
+                   "(eq-training-smoothing): the correct token and the V - 1 others.")
 
 
 @test_case(points=1)
@@ -69,16 +70,17 @@ def gap(logit_gap):
         expected = np.log(a / b)
         wrong = [
             (np.log((1 - eps) * V / eps),
-             "You use (1 - eps) / (eps/V): the correct token's probability is a = 1 - eps + eps/V, "
-             "so the gap is log(a / b) = log((1 - eps) V / eps + 1)."),
+             "You give the correct token a probability of 1 - eps at the optimum: it also receives its share "
+             "eps/V of the smoothing."),
             (np.log((1 - eps) * (V - 1) / eps),
              "You spread eps over the V - 1 other tokens: in the paper's smoothing each token, the correct "
              "one included, gets eps/V."),
-            (a / b, "Logits are log-probabilities up to a constant: the gap is log(a / b), not a / b."),
+            (a / b, "Logits are log-probabilities up to a constant: the gap between two logits is not the ratio "
+                    "of the two probabilities."),
             (np.log10(a / b), "Use the natural logarithm: softmax exponentiates with e."),
         ]
         for answer, message in wrong:
             if np.isclose(got, answer, rtol=1e-4) and not np.isclose(expected, answer, rtol=1e-4):
                 raise AssertionError(f"logit_gap({V}, {eps}): {message}")
         close(got, expected, f"logit_gap({V}, {eps})", atol=1e-4, rtol=1e-4,
-              hint="At the optimum softmax(z) = q', so z_y - z_k = log q'(y) - log q'(k) for every k != y.")
+              hint="At the optimum softmax(z) = q': what does that make each logit, up to a constant?")
