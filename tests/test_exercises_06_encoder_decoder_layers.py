@@ -544,10 +544,14 @@ class SubclassedDecoderLayer(mt.DecoderLayer):
     ("ex-layers-implement-ffn", "MyFeedForward", mt.FeedForward, "must not be, subclass or use mt.FeedForward"),
     ("ex-layers-implement-ffn", "MyFeedForward", SubclassedFeedForward, "must not be, subclass or use mt.FeedForward"),
     ("ex-layers-implement-ffn", "MyFeedForward", WrappedFeedForward, "must not be, subclass or use mt.FeedForward"),
-    ("ex-layers-implement-encoder-layer", "MyEncoderLayer", mt.EncoderLayer, "must not be, subclass or use mt.EncoderLayer"),
-    ("ex-layers-implement-encoder-layer", "MyEncoderLayer", SubclassedEncoderLayer, "subclass or use mt.EncoderLayer"),
-    ("ex-layers-fix-no-cross-attention", "FixedDecoderLayer", mt.DecoderLayer, "must not be, subclass or use mt.DecoderLayer"),
-    ("ex-layers-fix-no-cross-attention", "FixedDecoderLayer", SubclassedDecoderLayer, "subclass or use mt.DecoderLayer"),
+    ("ex-layers-implement-encoder-layer", "MyEncoderLayer", mt.EncoderLayer,
+     "must not be, subclass or use mt.EncoderLayer"),
+    ("ex-layers-implement-encoder-layer", "MyEncoderLayer", SubclassedEncoderLayer,
+     "subclass or use mt.EncoderLayer"),
+    ("ex-layers-fix-no-cross-attention", "FixedDecoderLayer", mt.DecoderLayer,
+     "must not be, subclass or use mt.DecoderLayer"),
+    ("ex-layers-fix-no-cross-attention", "FixedDecoderLayer", SubclassedDecoderLayer,
+     "subclass or use mt.DecoderLayer"),
 ])
 def test_the_layers_refuse_the_package_layer_they_ask_you_to_write(label, name, wrong, message):
     result = mt.exercises.run_check(CHAPTER, label, {name: wrong})

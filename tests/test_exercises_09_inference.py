@@ -13,6 +13,7 @@ from keras import ops
 
 import mintransformer as mt
 from mintransformer import data, recipes
+from exercise_messages import assert_hides, assert_same_message, shown_lines_that_compute
 
 CHAPTER = "09_inference"
 
@@ -96,7 +97,8 @@ def test_greedy_accepts_a_correct_loop_and_its_reference_is_the_package():
 # The length penalty.
 
 def test_length_penalty_rejects_the_wrong_formulas_and_answers():
-    right = dict(my_length_penalty=mt.length_penalty, winners={0.0: "A", 0.6: "A", 1.0: "B"},
+    right = dict(my_length_penalty=lambda n, a: ((5.0 + np.asarray(n, float)) / 6.0) ** a,
+                 winners={0.0: "A", 0.6: "A", 1.0: "B"},
                  tie_alpha=np.log(1.3) / np.log(1.4))
     passed, text = check("ex-inference-length-penalty", **right)
     assert passed, text
@@ -112,9 +114,40 @@ def test_length_penalty_rejects_the_wrong_formulas_and_answers():
     passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.3) / np.log(1.8)))
     assert not passed and "lp = |Y|^alpha" in text
     passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.4) / np.log(1.3)))
-    assert not passed and "inverted the ratio" in text
+    assert not passed and "You inverted one of the two ratios" in text
     passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=0.9))
     assert not passed and "tie_alpha is 0.9: that is too large" in text and "0.78" not in text, text
+    for tie in (0.9, 0.5, np.log(1.3) / np.log(1.8), np.log(1.4) / np.log(1.3)):
+        passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=tie))
+        assert_hides(text, np.log(1.3) / np.log(1.4))
+        assert "14 / 10" not in text and "(5 + 9) / (5 + 5)" not in text and "= 2.6" not in text, text
+
+
+def test_length_penalty_says_the_same_whichever_winner_is_wrong():
+    """Each winner is "A" or "B": naming the alpha whose winner is wrong would name the right one."""
+    right = {0.0: "A", 0.6: "A", 1.0: "B"}
+    swap = {"A": "B", "B": "A"}
+    texts = []
+    for wrong in ([0.0], [0.6], [1.0], [0.0, 1.0], [0.0, 0.6, 1.0]):
+        winners = {alpha: swap[w] if alpha in wrong else w for alpha, w in right.items()}
+        passed, text = check("ex-inference-length-penalty", winners=winners, tie_alpha=np.log(1.3) / np.log(1.4),
+                             my_length_penalty=lambda n, a: ((5.0 + np.asarray(n)) / 6) ** a)
+        assert not passed and "At least one of the three winners is wrong" in text, text
+        texts.append("\n".join(line for line in text.splitlines() if "winners" in line))
+    assert_same_message(texts)
+
+
+@pytest.mark.parametrize("wrong", [
+    mt.length_penalty,
+    lambda length, alpha: mt.length_penalty(length, alpha),
+    lambda length, alpha: mt.decoding.beam.length_penalty(np.asarray(length), alpha),
+])
+def test_length_penalty_refuses_the_packages(wrong):
+    result = mt.exercises.run_check(CHAPTER, "ex-inference-length-penalty", {
+        "my_length_penalty": wrong, "winners": {0.0: "A", 0.6: "A", 1.0: "B"}, "tie_alpha": np.log(1.3) / np.log(1.4)})
+    text = result.summary()
+    assert result.score == 2 and "calls mt.length_penalty" in text, text  # the penalty fails, the rest passes
+    assert float(mt.length_penalty(1, 0.6)) == 1.0  # restored
 
 
 # The memory of the cache.
@@ -122,7 +155,7 @@ def test_length_penalty_rejects_the_wrong_formulas_and_answers():
 @pytest.mark.parametrize("wrong,message", [
     (lambda n, b, t, s, d: 2 * n * b * (t + s) * d + n * b * t, "the is_token booleans too"),
     # d_model / 8 where num_layers belongs: once right by chance (d_model = 8 N), now the generic hint
-    (lambda n, b, t, s, d: 2 * (d / 8) * b * (t + s) * d, "is 7200: that is too small. Per decoder layer"),
+    (lambda n, b, t, s, d: 2 * (d / 8) * b * (t + s) * d, "is 7200: that is too small. Count, in every decoder layer"),
     (lambda n, b, t, s, d: n * b * (t + s) * d, "keys AND values"),
     (lambda n, b, t, s, d: 2 * n * b * t * d, "cross-attention keys and values"),
     (lambda n, b, t, s, d: 8 * n * b * (t + s) * d, "count numbers here"),
@@ -133,11 +166,13 @@ def test_cache_memory_rejects_the_wrong_formulas(wrong, message):
     assert not passed and message in text, text
 
 
-@pytest.mark.parametrize("megabytes,message", [(150.0, "MiB"), (39.3216, "not bytes"), (78.6432, "half")])
+@pytest.mark.parametrize("megabytes,message", [(150.0, "MiB"), (39.3216, "not bytes"), (78.6432, "4 bytes, not 2")])
 def test_cache_memory_rejects_the_wrong_megabytes(megabytes, message):
     right = lambda n, b, t, s, d: 2 * n * b * (t + s) * d  # noqa: E731
     passed, text = check("ex-inference-cache-memory", cache_numbers=right, base_cache_megabytes=megabytes)
     assert not passed and message in text, text
+    assert_hides(text, 157.2864, 2 * 6 * 32 * 200 * 512)
+    assert "half" not in text and "numbers * 4" not in text, text
     passed, text = check("ex-inference-cache-memory", cache_numbers=right, base_cache_megabytes=157.3)
     assert passed, text
 
@@ -357,3 +392,33 @@ def test_slices_rejects_dates_in_a_split_and_wrong_months():
 def test_slices_names_a_wrong_pair(pair, message):
     passed, text = check("ex-inference-slices", error_table=_error_table(pair=pair), failing_months={"October"})
     assert not passed and message in text, text
+
+
+# ---------------------------------------------------------------- "without calling mt.greedy_decode"
+@pytest.mark.parametrize("wrong", [
+    lambda model, source_tokens, start_id, end_id, max_length: mt.greedy_decode(
+        model, source_tokens, start_id, end_id, max_length),
+    lambda model, source_tokens, start_id, end_id, max_length: mt.beam_search(
+        model, source_tokens, start_id, end_id, max_length, beam_size=1, alpha=0.0)[0],
+    lambda model, source_tokens, start_id, end_id, max_length: mt.decoding.run.greedy_decode(
+        model, source_tokens, start_id, end_id, max_length, use_cache=False),
+])
+def test_greedy_refuses_the_packages_loops(wrong):
+    result = mt.exercises.run_check(CHAPTER, "ex-inference-greedy", {"my_greedy_decode": wrong})
+    text = result.summary()
+    assert result.score == 0 and "calls one of the package's decoding loops" in text, text
+    assert mt.greedy_decode.__name__ == "greedy_decode" and "refused" not in repr(mt.decoding.run.greedy_decode)
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+def test_cache_memory_formula_messages_give_no_count():
+    for wrong in (lambda n, b, t, s, d: 1, lambda n, b, t, s, d: 3 * n * b * (t + s) * d):
+        passed, text = check("ex-inference-cache-memory", cache_numbers=wrong, base_cache_megabytes=1.0)
+        assert not passed, text
+        arguments = [(3, 4, 7, 11, 20), (2, 16, 12, 27, 64), (6, 32, 100, 100, 512), (1, 1, 5, 3, 8)]
+        assert_hides(text, *[2 * n * b * (t + s) * d for n, b, t, s, d in arguments], 157.2864)
+        assert "h * d_k = d_model numbers" not in text, text
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

@@ -47,8 +47,8 @@ def the_formula(cache_numbers):
             raise AssertionError(f"cache_numbers{args} = {got:.0f}: you counted {mistake}.")
         expected = _numbers(*args)
         close(got, expected, f"cache_numbers{args}", atol=0.5,
-              hint="Per decoder layer: keys and values for T target and for S source positions, "
-                   "each of h * d_k = d_model numbers per position and sequence.")
+              hint="Count, in every decoder layer, what its self-attention and its cross-attention cache, "
+                   "for every sequence of the batch and every position they cache.")
 
 
 @test_case(points=1)
@@ -74,7 +74,7 @@ def the_base_model(base_cache_megabytes):
     wrong = {
         numbers * 4 / 2**20: "That is in MiB (2^20 bytes); give megabytes, 10^6 bytes.",
         numbers / 1e6: "That counts numbers, not bytes: a float32 takes 4 bytes.",
-        numbers * 2 / 1e6: "That is half of it: a float32 takes 4 bytes, and the cache holds keys AND values.",
+        numbers * 2 / 1e6: "A float32 takes 4 bytes, not 2.",
         numbers * 8 / 1e6: "A float32 takes 4 bytes, not 8.",
     }
     for value, message in wrong.items():

@@ -10,11 +10,18 @@ from otter.test_files import test_case
 
 import mintransformer as mt
 from mintransformer import data, recipes
-from mintransformer.exercises.checking import call, to_numpy
+from mintransformer.exercises.checking import call, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-inference-greedy"
 points = 3
+
+RULE = ("`my_greedy_decode` calls one of the package's decoding loops (mt.greedy_decode, mt.decode_tokens, "
+        "mt.beam_search, ...): write the loop yourself, calling model((source_tokens, target), training=False) "
+        "at every step, as the exercise asks.")
+# Every loop of the package that can give greedy decoding's tokens (beam search of width 1 can, too).
+LOOPS = [mt.greedy_decode, mt.decode_tokens, mt.greedy_tokens, mt.beam_search, mt.beam_tokens, mt.sample_decode,
+         mt.greedy_generate, mt.sample_generate]
 
 HINT = ("At step t the model reads <start> and the t tokens chosen so far; the LAST row of its "
         "logits predicts the next token.")
@@ -61,7 +68,8 @@ def _variant(model, source, start_id, end_id, max_length, first=None, row=-1, ba
 def _check(my_greedy_decode, model, source, start_id, end_id, max_length, case, variants=(), expected=None):
     if expected is None:
         expected = mt.greedy_decode(model, source, start_id, end_id, max_length)
-    got = call(my_greedy_decode, "my_greedy_decode", model, source, start_id, end_id, max_length)
+    with refusing(LOOPS, my_greedy_decode, RULE):  # the expected tokens are computed above, outside
+        got = call(my_greedy_decode, "my_greedy_decode", model, source, start_id, end_id, max_length)
     got = to_numpy(got, "The result of `my_greedy_decode`")
     if got.shape != expected.shape:
         raise AssertionError(

@@ -4,7 +4,7 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, refusing, to_numpy
 
 OK_FORMAT = False
 name = "ex-inference-length-penalty"
@@ -13,6 +13,8 @@ points = 3
 LENGTHS = np.array([1, 2, 5, 11, 50])
 ALPHAS = (0.0, 0.6, 1.0, 2.0)
 TIE = np.log(1.3) / np.log(1.4)  # 2.0 (14/10)^alpha = 2.6
+RULE = ("`my_length_penalty` calls mt.length_penalty: write the penalty from the equation yourself, as the "
+        "exercise asks.")
 
 
 def _score(log_p, length, alpha):
@@ -22,8 +24,9 @@ def _score(log_p, length, alpha):
 @test_case(points=1)
 def the_penalty(my_length_penalty):
     for alpha in ALPHAS:
-        got = to_numpy(call(my_length_penalty, "my_length_penalty", LENGTHS, alpha),
-                       f"my_length_penalty(lengths, {alpha})")
+        with refusing([mt.length_penalty], my_length_penalty, RULE):
+            got = call(my_length_penalty, "my_length_penalty", LENGTHS, alpha)
+        got = to_numpy(got, f"my_length_penalty(lengths, {alpha})")
         expected = mt.length_penalty(LENGTHS, alpha)
         wrong = {
             "(5 + |Y|)^alpha without the division by (5 + 1)^alpha: lp(1) must be 1, so that a "
@@ -44,18 +47,20 @@ def the_winners(winners):
     answered(winners, "winners")
     if not isinstance(winners, dict) or sorted(winners) != [0.0, 0.6, 1.0]:
         raise AssertionError('`winners` must be a dict with the keys 0.0, 0.6 and 1.0, e.g. {0.0: "A", ...}.')
+    wrong = []
     for alpha in (0.0, 0.6, 1.0):
         a, b = _score(-2.0, 5, alpha), _score(-2.6, 9, alpha)
         right = "A" if a > b else "B"
         answer = str(winners[alpha]).strip().upper()
         if answer not in ("A", "B"):
             raise AssertionError(f'winners[{alpha}] is {winners[alpha]!r}: write "A" or "B".')
-        if answer != right:
-            raise AssertionError(
-                f"winners[{alpha}] is wrong. Compare the scores s(Y) = log P(Y) / lp(|Y|) of both "
-                f"hypotheses with alpha = {alpha}: divide by the penalty (do not multiply), and the "
-                "higher score (the one closer to 0) wins."
-            )
+        wrong.append(answer != right)
+    if any(wrong):  # one message whatever is wrong: naming the wrong alpha would name its winner
+        raise AssertionError(
+            "At least one of the three winners is wrong. For each alpha, compare the scores "
+            "s(Y) = log P(Y) / lp(|Y|) of both hypotheses: divide by the penalty (do not multiply), and the "
+            "higher score (the one closer to 0) wins."
+        )
 
 
 @test_case(points=1)
@@ -65,9 +70,11 @@ def the_tie(tie_alpha):
     if got.size != 1:
         raise AssertionError("`tie_alpha` must be one number.")
     if abs(got[0] - np.log(1.3) / np.log(1.8)) < 1e-3:
-        raise AssertionError("That is the tie for lp = |Y|^alpha. With Wu et al.'s penalty the ratio of "
-                             "the two penalties is ((5 + 9) / (5 + 5))^alpha.")
+        raise AssertionError("That is the tie for lp = |Y|^alpha: Wu et al.'s penalty adds 5 to each length "
+                             "(and divides by (5 + 1)^alpha).")
     if abs(got[0] - 1 / TIE) < 1e-3:
-        raise AssertionError("You inverted the ratio: solve 2.0 * (14 / 10)^alpha = 2.6 for alpha.")
+        raise AssertionError("You inverted one of the two ratios, of the penalties or of the log-probabilities: "
+                             "write s(A) = s(B) again and solve it for alpha.")
     close(got[0], TIE, "tie_alpha", atol=1e-3,
-          hint="They tie when s(A) = s(B), that is 2.0 * (14 / 10)^alpha = 2.6; give alpha to 3 decimals.")
+          hint="They tie when s(A) = s(B): write both scores with the penalty and solve for alpha; give it to 3 "
+               "decimals.")
