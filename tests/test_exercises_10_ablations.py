@@ -14,6 +14,7 @@ import pytest
 
 import mintransformer as mt
 from mintransformer import data
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "10_ablations"
 
@@ -189,3 +190,38 @@ def test_the_perplexity_check_catches_the_unmasked_mean():
     assert not passed and "still averages over the padding positions" in text, text
     passed, text = check("ex-ablations-fix-perplexity", fixed_perplexity=smoothed)
     assert not passed and "no label smoothing" in text, text
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+def test_compare_does_not_say_which_verdict_is_right():
+    right = _compare()
+
+    def inverted(runs, a, b, key="exact", comparisons=1):
+        difference, different = right(runs, a, b, key, comparisons)
+        return difference, not different
+
+    passed, text = check("ex-ablations-compare", compare=inverted)
+    assert not passed and "that is not what the paired t interval" in text, text
+    assert "leaves out 0" not in text and "holds 0" not in text, text
+
+
+@pytest.mark.parametrize("bound", [lambda pairs: 0.25, lambda pairs: 0.5, lambda pairs: 0.33])
+def test_bag_bound_messages_give_no_bound(bound):
+    passed, text = check("ex-ablations-bag-bound", every_date=_every_date, bag_bound=bound)
+    assert not passed, text
+    test_split = data.split(data.date_pairs(16000, seed=0))[2]
+    assert_hides(text, _right_bound(_every_date()), _right_bound(test_split), 5 / 7)
+
+
+def test_fix_perplexity_refuses_the_packages_perplexity():
+    from mintransformer.recipes import ablations
+
+    result = mt.exercises.run_check(CHAPTER, "ex-ablations-fix-perplexity", {
+        "fixed_perplexity": lambda model, tokenizer, pairs: ablations.perplexity(model, tokenizer, pairs)})
+    text = result.summary()
+    assert result.score == 0 and "calls ablations.perplexity" in text, text
+    assert ablations.perplexity.__name__ == "perplexity" and "refused" not in repr(ablations.perplexity)
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

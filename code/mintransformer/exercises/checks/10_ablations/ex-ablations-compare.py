@@ -160,8 +160,11 @@ def _check(compare, runs, a, b, key="exact", comparisons=1, cases=None):
                 if any([rule(runs, *case[:2], key, case[2]) for case in cases] == verdicts
                        for rule in (rules if isinstance(rules, tuple) else (rules,))):
                     raise AssertionError(f"{call_text} is {different}: the function {message}")
-        raise AssertionError(f"{call_text} is {different}, but the paired t interval at confidence "
-                             f"1 - 0.05/{comparisons} {'leaves out' if right_different else 'holds'} 0.")
+        # True or False: saying which the interval gives would hand out the verdict, an answer of the exercise.
+        raise AssertionError(f"{call_text} is {different}: that is not what the paired t interval at confidence "
+                             f"1 - 0.05/{comparisons} says about 0. Check its half-width: Student's quantile at "
+                             "1 - 0.05/(2 comparisons) with n - 1 degrees of freedom, times the standard error of "
+                             "the mean per-seed difference.")
 
 
 @test_case(points=1)

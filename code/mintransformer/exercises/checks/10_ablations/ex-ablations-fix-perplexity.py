@@ -9,12 +9,15 @@ from otter.test_files import test_case
 
 from mintransformer import data, recipes
 from mintransformer.model import MinTransformer
-from mintransformer.exercises.checking import call, close, to_numpy
+from mintransformer.exercises.checking import call, close, refusing, to_numpy
 from mintransformer.recipes import ablations
 
 OK_FORMAT = False
 name = "ex-ablations-fix-perplexity"
 points = 2
+
+RULE = ("`fixed_perplexity` calls ablations.perplexity: fix the buggy function's own code, as the exercise "
+        "asks.")
 
 
 def _date_model():
@@ -43,7 +46,9 @@ def _unmasked(model, tokenizer, pairs):
 
 
 def _check(fixed_perplexity, model, tokenizer, pairs, what):
-    got = to_numpy(call(fixed_perplexity, "fixed_perplexity", model, tokenizer, pairs), "fixed_perplexity's result")
+    with refusing([ablations.perplexity], fixed_perplexity, RULE):  # the expected value is computed below
+        result = call(fixed_perplexity, "fixed_perplexity", model, tokenizer, pairs)
+    got = to_numpy(result, "fixed_perplexity's result")
     if got.size != 1:
         raise AssertionError(f"fixed_perplexity must return one number; it returned shape {got.shape}.")
     got = float(got.reshape(()))
