@@ -9,6 +9,7 @@ import pytest
 from keras import ops
 
 import mintransformer as mt
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "11_gpt"
 
@@ -135,3 +136,30 @@ def test_the_mask_check_catches_the_upper_triangle_and_missing_padding():
 def test_the_mask_check_refuses_the_packages_masks(answer):
     passed, text = check("ex-gpt-fix-mask", lm_mask=answer)
     assert not passed and "do not call the package's decoder_self_mask" in text, text
+
+
+# ---------------------------------------------------------------- "without the package's loop"
+@pytest.mark.parametrize("wrong", [
+    lambda model, prompt, n: mt.greedy_generate(model, [prompt], n)[0].tolist(),
+    lambda model, prompt, n: mt.decoding.run.greedy_generate(model, [prompt], n, use_cache=False)[0].tolist(),
+    lambda model, prompt, n: model._model.generate(prompt, n),  # the wrapped model is not an attribute
+])
+def test_generate_by_hand_refuses_the_packages_loops(wrong):
+    result = mt.exercises.run_check(CHAPTER, "ex-gpt-generate-by-hand", {"greedy_by_hand": wrong})
+    text = result.summary()
+    assert result.score == 0, text
+    assert "calls one of the package's generation loops" in text or "_model" in text, text
+    assert mt.greedy_generate.__name__ == "greedy_generate"  # restored
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+@pytest.mark.parametrize("batch", [1, 3, 6, 8, 12, 100])
+def test_cache_memory_batch_messages_give_no_answer(batch):
+    passed, text = check("ex-gpt-cache-memory", cache_values=_cache_values(), batch_over_weights=batch)
+    assert not passed, text
+    assert "(batch 7" not in text and " 7 sequences" not in text and "= 7" not in text, text
+    assert_hides(text, _cache_values()(12, 768, 1, 1024), 7 * _cache_values()(12, 768, 1, 1024))
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

@@ -4,7 +4,7 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import call
+from mintransformer.exercises.checking import call, refusing
 from mintransformer.recipes import addition
 
 OK_FORMAT = False
@@ -12,23 +12,34 @@ name = "ex-gpt-generate-by-hand"
 points = 3
 
 
-class _CacheOnly:
-    """The model, with its full pass (``model(tokens)``) refused: the exercise asks for the cache."""
+RULE = ("greedy_by_hand calls one of the package's generation loops (mt.greedy_generate, mt.decode_tokens, ...): "
+        "write the loop yourself, with model.start_cache and model.decode_step, as the exercise asks.")
+LOOPS = [mt.greedy_generate, mt.sample_generate, mt.decode_tokens, mt.greedy_tokens, mt.greedy_decode,
+         mt.beam_search, mt.beam_tokens, mt.sample_decode]
 
-    def __init__(self, model):
-        self._model = model
 
-    def __getattr__(self, attribute):
-        return getattr(self._model, attribute)
+def _cache_only(model):
+    """The model, with its full pass (``model(tokens)``) refused: the exercise asks for the cache.
 
-    def __call__(self, *args, **kwargs):
-        raise AssertionError("greedy_by_hand called the model on the whole text (model(tokens)). The exercise "
-                             "asks for the cache: model.start_cache, then model.decode_step, one call for the "
-                             "prompt and one per new token.")
+    The model is held in a closure, not in an attribute that the student's code could call instead.
+    """
+    class CacheOnly:
+        __slots__ = ()
+
+        def __getattr__(self, attribute):
+            return getattr(model, attribute)
+
+        def __call__(self, *args, **kwargs):
+            raise AssertionError("greedy_by_hand called the model on the whole text (model(tokens)). The "
+                                 "exercise asks for the cache: model.start_cache, then model.decode_step, one "
+                                 "call for the prompt and one per new token.")
+
+    return CacheOnly()
 
 
 def _check(greedy_by_hand, model, prompt, steps, what):
-    got = call(greedy_by_hand, "greedy_by_hand", _CacheOnly(model), list(prompt), steps)
+    with refusing(LOOPS, greedy_by_hand, RULE):
+        got = call(greedy_by_hand, "greedy_by_hand", _cache_only(model), list(prompt), steps)
     got = [int(t) for t in np.asarray(got).reshape(-1)]
     expected = mt.greedy_generate(model, [prompt], steps)[0].tolist()
     if len(got) != steps:
