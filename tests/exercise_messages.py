@@ -44,6 +44,8 @@ def answer_forms(value):
         if float(v).is_integer():
             if abs(v) >= 10:  # one digit would match too much
                 forms |= {str(int(v)), f"{int(v):,}", f"{v:.1f}"}
+            if abs(v) >= 1e5:  # a count printed the way a float is, 2.297e+18
+                forms |= {f"{v:.{digits}g}" for digits in range(4, 7)} | {f"{v:.{digits}e}" for digits in range(3, 6)}
             continue
         for digits in range(3, 7):
             for form in (f"{v:.{digits}g}", f"{v:.{digits}f}", f"{100 * v:.{digits - 1}f}%"):

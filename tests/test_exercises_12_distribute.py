@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import mintransformer as mt
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "12_distribute"
 
@@ -188,3 +189,18 @@ def test_accumulate_refuses_reading_ahead():
 def test_accumulate_takes_one_gradient_per_micro_batch():
     passed, text = check("ex-dist-accumulate", accumulated_gradient=_accumulated("twice"))
     assert not passed and "one gradient per micro-batch" in text, text
+
+
+# ---------------------------------------------------------------- no message hands out the answer
+@pytest.mark.parametrize("skip", ["backward", "cross", "output", "attention", None])
+def test_cost_messages_give_no_count(skip):
+    wrong = _cost(skip) if skip else (lambda *args: 1.3 * _cost()(*args))
+    passed, text = check("ex-dist-cost", training_cost=wrong)
+    assert not passed, text
+    base = (6, 512, 2048, 37_000, 100_000, 25_000, 25)
+    assert_hides(text, _cost()(*base))
+    assert "forward_flops(" not in text.split("AssertionError")[-1], text
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)
