@@ -9,7 +9,7 @@ import pytest
 from keras import ops
 
 import mintransformer as mt
-from exercise_messages import assert_hides
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "02_attention"
 
@@ -385,3 +385,7 @@ def test_no_message_hands_out_the_answer(label, env, answers):
         rng.normal(size=(3, 4)), rng.normal(size=(1, 4))
         expected.append(rng.normal(size=(5, 2)).astype("float32").mean(axis=0))
     assert_hides(text, *expected)
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)

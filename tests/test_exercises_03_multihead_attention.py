@@ -10,7 +10,7 @@ import pytest
 from keras import ops
 
 import mintransformer as mt
-from exercise_messages import assert_hides
+from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "03_multihead_attention"
 
@@ -451,3 +451,7 @@ def test_fix_accepts_positional_and_keyword_calls():
                   lambda att, x, enc, mask: att(q=x, k=enc, v=enc, mask=mask)):
         passed, text = check("ex-multihead-fix-argument-order", fixed_cross_attention=right)
         assert passed, text
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)
