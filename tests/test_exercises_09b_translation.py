@@ -15,6 +15,9 @@ import pytest
 import mintransformer as mt
 from mintransformer.translation import bpe
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from exercise_messages import assert_hides, shown_lines_that_compute  # noqa: E402
+
 CHAPTER = "09b_translation"
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -192,9 +195,14 @@ def test_bleu_by_hand_accepts_a_correct_answer():
     (_bleu(percent=True), "as fractions between 0 and 1"),
 ])
 def test_bleu_by_hand_rejects_the_known_mistakes(wrong, message):
+    import sacrebleu
+
     passed, text = check("ex-translation-bleu-by-hand", bleu_by_hand=wrong)
     assert not passed and message in text, text
-    assert "expected" not in text.lower().split("assertionerror")[-1]
+    first = sacrebleu.sentence_bleu("and the lord said unto moses , speak to the children of israel",
+                                    ["the lord spoke to moses , saying , speak to the children of israel"],
+                                    tokenize="none", smooth_method="none")
+    assert_hides(text, first.score, first.bp, *[p / 100 for p in first.precisions])
 
 
 def test_bleu_by_hand_refuses_sacrebleu_and_the_package():
@@ -265,3 +273,7 @@ def test_fixed_decode_refuses_tokenizer_decode():
     assert not passed and "calls tokenizer.decode" in text, text
     tokenizer = bpe.learn_bpe(["abc abc"], 300)
     assert tokenizer.decode(tokenizer.encode("abc ab")) == "abc ab"  # restored after the check
+
+
+def test_no_line_that_otter_shows_computes_the_answer():
+    assert not shown_lines_that_compute(CHAPTER)
