@@ -86,7 +86,7 @@ def main():
 
     started = time.perf_counter()
     history = model.fit(train_ds, validation_data=dev_ds, epochs=args.epochs, callbacks=[save, Progress()],
-                        verbose=0)
+                        shuffle=False, verbose=0)  # the batches are shuffled by token_dataset
     train_seconds = time.perf_counter() - started
     steps = int(model.optimizer.iterations.numpy())
 

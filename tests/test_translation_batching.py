@@ -55,6 +55,12 @@ def test_length_batches_refuse_what_cannot_fit():
         batching.length_batches([5, 50], [5, 60], max_tokens=40)
     with pytest.raises(ValueError, match="one length each"):
         batching.length_batches([5, 50], [5], max_tokens=400)
+    with pytest.raises(ValueError, match="counts of tokens"):
+        batching.length_batches([5.5, 50], [5, 6], max_tokens=400)
+    with pytest.raises(ValueError, match="counts of tokens"):
+        batching.length_batches([5, -1], [5, 6], max_tokens=400)
+    with pytest.raises(ValueError, match="no batches"):
+        batching.padding_fraction([], [1], [1])
 
 
 def test_token_dataset_gives_new_batches_every_pass_and_shifted_labels():
@@ -93,6 +99,12 @@ def test_translate_sorts_by_length_and_returns_the_callers_order():
         alone(t, mt.beam_search, beam_size=2) for t in texts]
     with pytest.raises(ValueError, match="longer than the model's max_length"):
         evaluation.translate(model, tokenizer, ["a" * 40], 8)
+    with pytest.raises(TypeError, match="not one string"):
+        evaluation.translate(model, tokenizer, "abc", 8)
+    # A generator is a list of texts too; the paper's output length (input + 50) by default.
+    assert evaluation.translate(model, tokenizer, (t for t in texts[1:]), max_tokens=12) == [
+        tokenizer.decode(mt.greedy_decode(model, data.pad([tokenizer.encode(t)], length=8), tokenizer.start_id,
+                                          tokenizer.end_id, 32)[0]) for t in texts[1:]]
 
 
 def test_bleu_and_chrf_are_sacrebleus():
@@ -101,3 +113,12 @@ def test_bleu_and_chrf_are_sacrebleus():
     hypotheses, references = ["the cat sat on the mat", "a dog"], ["the cat sat on a mat", "the dog"]
     assert evaluation.bleu(hypotheses, references).score == sacrebleu.corpus_bleu(hypotheses, [references]).score
     assert evaluation.chrf(hypotheses, references).score == sacrebleu.corpus_chrf(hypotheses, [references]).score
+    # sacreBLEU itself would cut the longer list short and score what is left: refused here.
+    with pytest.raises(ValueError, match="one reference each"):
+        evaluation.chrf(hypotheses + ["x y z"], references)
+    with pytest.raises(ValueError, match="one reference each"):
+        evaluation.bleu(hypotheses, references + ["x y z"])
+    with pytest.raises(TypeError, match="not one string"):
+        evaluation.bleu("abc", "abd")
+    with pytest.raises(ValueError, match="no sentences"):
+        evaluation.bleu([], [])

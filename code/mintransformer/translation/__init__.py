@@ -4,10 +4,11 @@
 - ``bpe``: byte-pair encoding learned from scratch (``learn_bpe``, ``BPE``);
 - ``batching``: batches of about the same number of tokens, grouped by length;
 - ``evaluation``: translating a list of sentences, BLEU and chrF with sacreBLEU;
-- ``recipe``: the shipped model's settings and ``load_pretrained_translation_model``.
+- ``recipe``: the shipped model's settings and ``load_pretrained_translation_model``;
+- ``analysis``: the chapter's measurements (segmentations compared, BLEU by length, rare words).
 """
 
-from . import batching, bpe, corpus, evaluation, recipe
+from . import analysis, batching, bpe, corpus, evaluation, recipe
 from .batching import length_batches, padding_fraction, random_batches, token_dataset
 from .bpe import BPE, PATTERN, learn_bpe, merge_pair, pre_tokenize
 from .corpus import (DEV_BOOKS, TEST_BOOKS, Verse, bible_verses, books, leak_bleu, load_pairs,
@@ -15,7 +16,7 @@ from .corpus import (DEV_BOOKS, TEST_BOOKS, Verse, bible_verses, books, leak_ble
 from .evaluation import bleu, chrf, translate
 from .recipe import TRANSLATION, build_translation_model, encode_split, load_pretrained_translation_model
 
-__all__ = ["batching", "bpe", "corpus", "evaluation", "recipe", "length_batches", "padding_fraction",
+__all__ = ["analysis", "batching", "bpe", "corpus", "evaluation", "recipe", "length_batches", "padding_fraction",
            "random_batches", "token_dataset", "BPE", "learn_bpe", "PATTERN", "merge_pair", "pre_tokenize", "DEV_BOOKS", "TEST_BOOKS", "Verse",
            "bible_verses", "books", "leak_bleu", "load_pairs", "nearest_training_translation", "split_by_book",
            "bleu", "chrf", "translate", "TRANSLATION", "build_translation_model", "encode_split",

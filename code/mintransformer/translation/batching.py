@@ -21,6 +21,9 @@ def length_batches(source_lengths, target_lengths, max_tokens, seed=0):
     if source_lengths.shape != target_lengths.shape or source_lengths.ndim != 1:
         raise ValueError(f"source_lengths and target_lengths must be two lists of one length each, "
                          f"got shapes {source_lengths.shape} and {target_lengths.shape}.")
+    for lengths in (source_lengths, target_lengths):
+        if lengths.size and (not np.issubdtype(lengths.dtype, np.integer) or lengths.min() < 0):
+            raise ValueError(f"lengths must be counts of tokens (integers >= 0), got {lengths.dtype} from {lengths.min()}")
     longer = np.maximum(source_lengths, target_lengths)
     if longer.size and longer.max() > max_tokens:
         raise ValueError(f"an example of {longer.max()} tokens does not fit in a batch of max_tokens={max_tokens}.")
@@ -46,6 +49,8 @@ def random_batches(count, batch_size, seed=0):
 
 def padding_fraction(batches, source_lengths, target_lengths):
     """The fraction of the padded (batch, length) arrays of both sides that is padding."""
+    if not len(batches):
+        raise ValueError("no batches")
     source_lengths, target_lengths = np.asarray(source_lengths), np.asarray(target_lengths)
     real = padded = 0
     for lengths in (source_lengths, target_lengths):

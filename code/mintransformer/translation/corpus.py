@@ -13,7 +13,6 @@ from __future__ import annotations
 import bz2
 import gzip
 import importlib.resources
-import io
 import lzma
 import os
 import re
@@ -44,21 +43,20 @@ class Verse(NamedTuple):
     english: str
 
 
-def _open_text(path):
-    """A text stream on a plain, .gz, .bz2 or .xz file (by its name), read as UTF-8."""
-    stream = open(path, "rb") if isinstance(path, (str, os.PathLike)) else path.open("rb")
-    decompress = {".gz": gzip.GzipFile, ".bz2": bz2.BZ2File, ".xz": lzma.LZMAFile}.get(
+def _read_text(path):
+    """The text of a plain, .gz, .bz2 or .xz file (by its name), read as UTF-8; the file is closed."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    with (open(path, "rb") if isinstance(path, (str, os.PathLike)) else path.open("rb")) as f:
+        raw = f.read()
+    decompress = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}.get(
         os.path.splitext(str(path))[1].lower())
-    if decompress is not None:
-        stream = decompress(fileobj=stream) if decompress is gzip.GzipFile else decompress(stream)
-    return io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+    return (decompress(raw) if decompress else raw).decode("utf-8-sig")
 
 
 def _read_rows(path) -> Iterable[tuple[int, list[str]]]:
     """(line number, fields) for each line of a tab-separated file."""
-    with _open_text(path) as f:
-        text = f.read()
-    lines = text.split("\n")
+    lines = _read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line
     for number, line in enumerate(lines, start=1):

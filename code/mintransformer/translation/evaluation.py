@@ -7,43 +7,61 @@ from ..data import pad
 from ..decoding import beam_search, greedy_decode
 
 
-def translate(model, tokenizer, texts, max_output_length, beam_size=1, alpha=0.6, max_tokens=4000):
+def translate(model, tokenizer, texts, max_output_length=None, beam_size=1, alpha=0.6, max_tokens=4000):
     """Translate ``texts`` (a list of strings) with greedy decoding (``beam_size=1``) or beam search.
 
-    The texts are encoded, sorted by length and decoded in batches of about ``max_tokens`` source
-    tokens (less padding, and the compiled loop sees few source lengths), and the outputs are
-    returned in the order of ``texts``. Raises ValueError for a text longer than the model's
-    ``max_length`` in tokens.
+    The texts are encoded, sorted by length and cut into groups whose sources pad to the same
+    length, a multiple of 8; each group is decoded in batches of a fixed number of rows, about
+    ``max_tokens / beam_size`` source tokens, the last batch filled up with empty rows. So the
+    compiled decoding loop sees one shape per length, not one per batch. The outputs come back in
+    the order of ``texts``. ``max_output_length=None`` is the paper's rule (section 6.1): the
+    input length + 50 tokens, here the group's padded length + 50, at most the model's
+    ``max_length``. Raises ValueError for a text longer than the model's ``max_length`` in tokens.
     """
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not one string (it would be translated letter by letter)")
+    texts = list(texts)
     encoded = [tokenizer.encode(t) for t in texts]
     too_long = [i for i, ids in enumerate(encoded) if len(ids) > model.max_length]
     if too_long:  # here, before any decoding: the compiled loop could not say which text
         raise ValueError(f"{len(too_long)} text(s) longer than the model's max_length={model.max_length} tokens, "
                          f"e.g. {texts[too_long[0]]!r} ({len(encoded[too_long[0]])} tokens).")
-    order = np.argsort([len(ids) for ids in encoded], kind="stable")
+    groups = {}  # padded length -> indices of the texts, shortest first
+    for i in np.argsort([len(ids) for ids in encoded], kind="stable"):
+        groups.setdefault(_bucket(max(len(encoded[i]), 1), model.max_length), []).append(i)
     outputs = [None] * len(texts)
-    start = 0
-    while start < len(order):  # sorted by length: each added text is the batch's longest
-        end = start + 1
-        while end < len(order) and (end + 1 - start) * max(len(encoded[order[end]]), 1) * beam_size <= max_tokens:
-            end += 1
-        batch = order[start:end]
-        longest = max(len(encoded[i]) for i in batch)
-        source = pad([encoded[i] for i in batch], length=_bucket(max(longest, 1), model.max_length))
-        if beam_size == 1:
-            tokens = greedy_decode(model, source, tokenizer.start_id, tokenizer.end_id, max_output_length)
-        else:
-            tokens = beam_search(model, source, tokenizer.start_id, tokenizer.end_id, max_output_length,
-                                 beam_size=beam_size, alpha=alpha)
-        for i, row in zip(batch, tokens):
-            outputs[i] = tokenizer.decode(row)
-        start += len(batch)
+    for length, members in groups.items():
+        rows = max(1, max_tokens // (length * beam_size))
+        output_length = max_output_length or min(length + 50, model.max_length)
+        for start in range(0, len(members), rows):
+            batch = members[start:start + rows]
+            source = pad([encoded[i] for i in batch] + [[]] * (rows - len(batch)), length=length)
+            if beam_size == 1:
+                tokens = greedy_decode(model, source, tokenizer.start_id, tokenizer.end_id, output_length)
+            else:
+                tokens = beam_search(model, source, tokenizer.start_id, tokenizer.end_id, output_length,
+                                     beam_size=beam_size, alpha=alpha)
+            for i, row in zip(batch, tokens):
+                outputs[i] = tokenizer.decode(row)
     return outputs
 
 
 def _bucket(length, limit):
-    """``length`` rounded up to a multiple of 8 (at most ``limit``): fewer shapes to compile."""
+    """``length`` rounded up to a multiple of 8 (at most ``limit``)."""
     return min(-(-length // 8) * 8, limit)
+
+
+def _check_pairs(hypotheses, references):
+    """Both as lists of strings of one length: sacreBLEU itself would cut the longer one short."""
+    for name, value in (("hypotheses", hypotheses), ("references", references)):
+        if isinstance(value, str):
+            raise TypeError(f"{name} must be a list of strings, not one string")
+    hypotheses, references = list(hypotheses), list(references)
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references: one reference each")
+    if not hypotheses:
+        raise ValueError("no sentences to score")
+    return hypotheses, references
 
 
 def bleu(hypotheses, references):
@@ -52,9 +70,11 @@ def bleu(hypotheses, references):
     sacreBLEU tokenizes both sides itself (its ``13a`` tokenizer, as WMT's ``mteval-v13a.pl``), so
     that scores of different systems are comparable; its ``.format(signature=...)`` says how.
     """
-    return sacrebleu.metrics.BLEU().corpus_score(list(hypotheses), [list(references)])
+    hypotheses, references = _check_pairs(hypotheses, references)
+    return sacrebleu.metrics.BLEU().corpus_score(hypotheses, [references])
 
 
 def chrf(hypotheses, references):
     """sacreBLEU's chrF (character n-gram F-score, Popovic, 2015), one reference each."""
-    return sacrebleu.metrics.CHRF().corpus_score(list(hypotheses), [list(references)])
+    hypotheses, references = _check_pairs(hypotheses, references)
+    return sacrebleu.metrics.CHRF().corpus_score(hypotheses, [references])
