@@ -16,6 +16,16 @@ finds them): the averaged weights, the tokenizer, and a JSON record of the run (
 wall time, settings, the losses of every epoch, and the test BLEU of the last epoch and of the
 average, greedy). Training is deterministic on one machine; another CPU rounds differently and
 trains a slightly different model, so the chapter's stored outputs are those of the shipped files.
+
+Its run of 2026-11-27 (2 cores of an AMD EPYC, shared with other work; TensorFlow 2.21.0) took
+67 minutes, 66 of them training (12 epochs, 3,900 steps), and printed the losses of every epoch,
+then
+
+    test BLEU, greedy: epoch 12 25.1, average of epochs 10-12 26.6
+    load_pretrained_translation_model(): test BLEU 26.59, as saved
+
+(That run saved the optimizer's state in the weights file as well; the file was then written again
+from a model without an optimizer, as the script now does, and its weights checked equal.)
 """
 
 import argparse
@@ -114,7 +124,11 @@ def main():
         averaged_epochs=[first, args.epochs], command=" ".join(["python"] + sys.argv),
     )
     PRETRAINED.mkdir(parents=True, exist_ok=True)
-    model.save_weights(PRETRAINED / recipe.WEIGHTS)
+    # A model without an optimizer, so that Adam's two moments per weight are not saved too (the file
+    # would be three times as large).
+    shipped = recipe.build_translation_model(tokenizer.vocab_size)
+    shipped.set_weights(model.get_weights())
+    shipped.save_weights(PRETRAINED / recipe.WEIGHTS)
     tokenizer.save(PRETRAINED / recipe.TOKENIZER)
     (PRETRAINED / recipe.TRAINING_RECORD).write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record, indent=1))
