@@ -101,3 +101,47 @@ def test_rare_words():
     assert counts["Moisés"] == 2 and analysis.rare_words(counts, "Mardoqueo, Mardoqueo") == ["Mardoqueo"]
     with pytest.raises(TypeError, match="not one string"):
         analysis.word_counts("Moisés")
+
+
+def test_paired_bootstrap_agrees_with_sacrebleu_and_sees_a_clear_difference():
+    references = [f"the man number {i} went to the city of david and sat down" for i in range(30)]
+    good = [r.replace("sat down", "sat") for r in references]
+    bad = [" ".join(r.split()[:5]) for r in references]
+    whole = analysis._corpus_bleu(analysis._bleu_statistics(good, references))
+    assert whole == pytest.approx(sacrebleu.corpus_bleu(good, [references]).score)
+    result = analysis.paired_bootstrap(bad, good, references, samples=200)
+    expected = sacrebleu.corpus_bleu(good, [references]).score - sacrebleu.corpus_bleu(bad, [references]).score
+    assert result["difference"] == pytest.approx(expected)
+    assert result["wins"] == 1.0 and 0 < result["low"] <= result["high"]
+    same = analysis.paired_bootstrap(good, good, references, samples=50)
+    assert same == dict(difference=0.0, low=0.0, high=0.0, wins=0.0)
+    again = analysis.paired_bootstrap(bad, good, references, samples=200)
+    assert again == result  # seeded
+    with pytest.raises(ValueError, match="one output of each system per reference"):
+        analysis.paired_bootstrap(bad[:3], good, references)
+
+
+def test_sequence_log_probs_is_the_teacher_forced_sum(tokenizer):
+    import keras
+    from keras import ops
+
+    from mintransformer.translation import recipe
+
+    keras.utils.set_random_seed(0)
+    model = recipe.build_translation_model(tokenizer.vocab_size, num_layers=1, d_model=16, num_heads=2, dff=32,
+                                           max_length=32, dropout=0.0)
+    sources, outputs = ["el perro come", "el gato come pan."], ["the dog eats", "the cat"]
+    log_probs, lengths = analysis.sequence_log_probs(model, tokenizer, sources, outputs, batch_size=1)
+    for source, output, got, length in zip(sources, outputs, log_probs, lengths):
+        target = tokenizer.encode(output) + [tokenizer.end_id]
+        logits = ops.convert_to_numpy(model((np.array([tokenizer.encode(source)]),
+                                             np.array([[tokenizer.start_id] + target[:-1]])), training=False))[0]
+        logits = logits.astype("float64")
+        log_softmax = logits - logits.max(-1, keepdims=True)
+        log_softmax -= np.log(np.exp(log_softmax).sum(-1, keepdims=True))
+        assert length == len(target)
+        assert got == pytest.approx(sum(log_softmax[t, y] for t, y in enumerate(target)), abs=1e-4)
+    batched, _ = analysis.sequence_log_probs(model, tokenizer, sources, outputs)  # padded together
+    assert np.allclose(batched, log_probs, atol=1e-4)
+    with pytest.raises(ValueError, match="sources for"):
+        analysis.sequence_log_probs(model, tokenizer, sources, outputs[:1])

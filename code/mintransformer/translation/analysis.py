@@ -4,6 +4,8 @@
   the three on a training and a test set (vocabulary, units per text, units never seen in training);
 - ``bleu_by_length``: corpus BLEU of the sentences in each length bucket;
 - ``sentence_bleus`` and ``largest_gains``: sentence by sentence, where one system beats another;
+- ``paired_bootstrap``: how sure a difference of corpus BLEU between two systems is (Koehn, 2004);
+- ``sequence_log_probs``: log P(output | source) under a model, to tell search errors from model errors;
 - ``rare_words``: the words of a text that the training texts hold at most a few times.
 """
 
@@ -128,6 +130,85 @@ def largest_gains(first, second, references, count=5):
     gains = sentence_bleus(second, references) - sentence_bleus(first, references)
     order = np.lexsort((np.arange(len(gains)), -gains))
     return [int(i) for i in order if gains[i] > 0 and first[i] != second[i]][:count]
+
+
+def _bleu_statistics(hypotheses, references):
+    """Per sentence: matched n-grams (4), n-grams (4), hypothesis length, reference length (N, 10)."""
+    import sacrebleu
+
+    metric = sacrebleu.metrics.BLEU()
+    rows = []
+    for h, r in zip(hypotheses, references):
+        score = metric.sentence_score(h, [r])
+        rows.append(list(score.counts) + list(score.totals) + [score.sys_len, score.ref_len])
+    return np.array(rows, dtype=np.int64)
+
+
+def _corpus_bleu(statistics):
+    """Corpus BLEU (sacreBLEU's defaults) from summed sentence statistics."""
+    from sacrebleu.metrics import BLEU
+
+    total = statistics.sum(axis=0)
+    return BLEU.compute_bleu(total[:4].tolist(), total[4:8].tolist(), int(total[8]), int(total[9]),
+                             smooth_method="exp").score
+
+
+def paired_bootstrap(first, second, references, samples=1000, seed=0, confidence=0.95):
+    """Paired bootstrap resampling of corpus BLEU (Koehn, 2004): is ``second`` better than ``first``?
+
+    The test sentences are drawn with replacement ``samples`` times; each draw scores both systems
+    on the same sentences (paired), so the spread of the difference reflects which sentences the
+    test set happens to hold, not noise between the systems.
+
+    Returns:
+        a dict: ``difference`` (BLEU of ``second`` minus ``first`` on the whole set, as
+        ``evaluation.bleu`` computes it), ``low`` and ``high`` (the ``confidence`` percentile
+        interval of the difference over the draws), ``wins`` (the fraction of draws in which
+        ``second`` scores higher).
+    """
+    if not len(first) == len(second) == len(references) or not len(references):
+        raise ValueError(f"{len(first)} and {len(second)} outputs for {len(references)} references: "
+                         f"one output of each system per reference, at least one")
+    a, b = _bleu_statistics(first, references), _bleu_statistics(second, references)
+    rng = np.random.default_rng(seed)
+    differences = np.empty(samples)
+    for k in range(samples):
+        draw = rng.integers(0, len(references), size=len(references))
+        differences[k] = _corpus_bleu(b[draw]) - _corpus_bleu(a[draw])
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(differences, [tail, 100 - tail])
+    return dict(difference=_corpus_bleu(b) - _corpus_bleu(a), low=float(low), high=float(high),
+                wins=float(np.mean(differences > 0)))
+
+
+def sequence_log_probs(model, tokenizer, sources, outputs, batch_size=64):
+    """log P(y | x) of each output under ``model``, and its length |y| in tokens, ``<end>`` included.
+
+    ``sources`` and ``outputs`` are strings; each output is encoded, ended with ``<end>`` and scored
+    by teacher forcing, in inference mode. Beam search ranks by log P / lp(|y|) with this |y|.
+
+    Returns:
+        two NumPy arrays (N,): the log-probabilities (float64) and the lengths (int).
+    """
+    from keras import ops
+
+    from ..data import pad
+
+    if len(sources) != len(outputs):
+        raise ValueError(f"{len(sources)} sources for {len(outputs)} outputs")
+    targets = [tokenizer.encode(o) + [tokenizer.end_id] for o in outputs]
+    log_probs = []
+    for start in range(0, len(targets), batch_size):
+        chunk = targets[start:start + batch_size]
+        source = pad([tokenizer.encode(s) for s in sources[start:start + batch_size]], pad_id=tokenizer.pad_id)
+        target_in = pad([[tokenizer.start_id] + t[:-1] for t in chunk], pad_id=tokenizer.pad_id)
+        target_out = pad(chunk, pad_id=tokenizer.pad_id)
+        logits = model((source, target_in), training=False)
+        picked = ops.take_along_axis(ops.log_softmax(ops.cast(logits, "float32"), axis=-1),
+                                     ops.expand_dims(target_out, -1), axis=-1)[..., 0]
+        real = ops.cast(ops.not_equal(target_out, tokenizer.pad_id), "float32")
+        log_probs.append(ops.convert_to_numpy(ops.sum(picked * real, axis=-1)).astype("float64"))
+    return np.concatenate(log_probs), np.array([len(t) for t in targets])
 
 
 def word_counts(texts):
