@@ -145,3 +145,6 @@ def test_sequence_log_probs_is_the_teacher_forced_sum(tokenizer):
     assert np.allclose(batched, log_probs, atol=1e-4)
     with pytest.raises(ValueError, match="sources for"):
         analysis.sequence_log_probs(model, tokenizer, sources, outputs[:1])
+    long = " ".join(["the dog eats"] * 20)  # more than max_length = 32 tokens: cut, no <end>
+    cut, length = analysis.sequence_log_probs(model, tokenizer, sources[:1], [long])
+    assert length[0] == 32 and np.isfinite(cut[0])

@@ -136,7 +136,7 @@ def _bleu_statistics(hypotheses, references):
     """Per sentence: matched n-grams (4), n-grams (4), hypothesis length, reference length (N, 10)."""
     import sacrebleu
 
-    metric = sacrebleu.metrics.BLEU()
+    metric = sacrebleu.metrics.BLEU(effective_order=True)  # (the statistics do not depend on it; no warning)
     rows = []
     for h, r in zip(hypotheses, references):
         score = metric.sentence_score(h, [r])
@@ -185,7 +185,9 @@ def sequence_log_probs(model, tokenizer, sources, outputs, batch_size=64):
     """log P(y | x) of each output under ``model``, and its length |y| in tokens, ``<end>`` included.
 
     ``sources`` and ``outputs`` are strings; each output is encoded, ended with ``<end>`` and scored
-    by teacher forcing, in inference mode. Beam search ranks by log P / lp(|y|) with this |y|.
+    by teacher forcing, in inference mode. Beam search ranks by log P / lp(|y|) with this |y|. An
+    output of ``model.max_length`` tokens or more was cut off before its ``<end>``: its first
+    ``model.max_length`` tokens are scored, without ``<end>``.
 
     Returns:
         two NumPy arrays (N,): the log-probabilities (float64) and the lengths (int).
@@ -197,6 +199,7 @@ def sequence_log_probs(model, tokenizer, sources, outputs, batch_size=64):
     if len(sources) != len(outputs):
         raise ValueError(f"{len(sources)} sources for {len(outputs)} outputs")
     targets = [tokenizer.encode(o) + [tokenizer.end_id] for o in outputs]
+    targets = [t if len(t) <= model.max_length else t[:model.max_length] for t in targets]
     log_probs = []
     for start in range(0, len(targets), batch_size):
         chunk = targets[start:start + batch_size]
