@@ -5,7 +5,7 @@
 Each submission is a student's notebook of the student edition (scripts/student_edition.py). Its
 chapter is read from the notebook's metadata (``mintransformer.chapter``, written by the student
 edition) or, failing that, from its file name's prefix (``02_attention...ipynb``,
-``09b_translation...ipynb``). For each chapter, the checks that ship with the package
+``10_translation...ipynb``). For each chapter, the checks that ship with the package
 (``mintransformer/exercises/checks/<chapter>/``) are packed into an otter autograder (``otter
 generate``), and each submission is graded by otter without containers
 (``otter.api.grade_submission``): the notebook's set-up cell and exercises run in a fresh
@@ -57,9 +57,8 @@ def chapter_of(path):
             return chapter
     except Exception:
         pass
-    # The prefix up to the first "_": two digits, and a letter for a chapter between two others
-    # (09b_translation comes after 09_inference), so that "09_..." and "09b_..." never collide.
-    match = re.match(r"(\d\d[a-z]?)_", path.name)
+    # The prefix: a chapter's two digits ("10_...") or an appendix's letter ("appendix_a_...").
+    match = re.match(r"(\d\d|appendix_[a-z])_", path.name)
     candidates = [c for c in chapters if match and c.startswith(match.group(1) + "_")]
     return candidates[0] if len(candidates) == 1 else None
 

@@ -1,4 +1,4 @@
-"""Run chapter 10's grid of ablations and write the results file that the chapter loads.
+"""Run chapter 11's grid of ablations and write the results file that the chapter loads.
 
     python scripts/run_ablations.py                    # every variant, 3 seeds
     python scripts/run_ablations.py --rows A norm      # only these rows, merged into the file
@@ -11,7 +11,7 @@ each (on 2 cores, two one-thread runs side by side finish sooner than one two-th
 the other). The file, ``code/mintransformer/results/ablations.json`` by default, holds every
 run, the summary per variant (mean, standard deviation, min, max over seeds), and under ``made``
 the versions, processor, seeds and wall time of each invocation; with ``--rows`` or ``--variants`` the
-runs already in the file are kept, except those of the variants and seeds run again. Chapter 10
+runs already in the file are kept, except those of the variants and seeds run again. Chapter 11
 pairs runs by seed: add seeds to a variant together with its reference's (``--first-seed``), on a
 machine that repeats the stored runs of a seed exactly, or the pairs are pairs in name only.
 """

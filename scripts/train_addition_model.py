@@ -1,4 +1,4 @@
-"""Train chapter 11's addition model and save the weights that the chapter's attention maps read.
+"""Train chapter 12's addition model and save the weights that the chapter's attention maps read.
 
     python scripts/train_addition_model.py
 
@@ -15,11 +15,11 @@ chapter describes the heads of this file, which is the same everywhere. Its last
 2-core AVX-512 CPU that wrote the shipped file, trained in under a minute and printed a held-out
 accuracy of 0.9920, for the trained model and for the loaded copy (``addition.load_pretrained()``;
 ``tests/test_gpt.py`` checks that the shipped file scores at least 98%). Its 8 mistakes on the
-998 held-out problems, which chapter 11 lists and asserts: 0+0=10, 0+1=2, 0+9=10, 1+0=2, 1+9=11,
+998 held-out problems, which chapter 12 lists and asserts: 0+0=10, 0+1=2, 0+9=10, 1+0=2, 1+9=11,
 9+0=10, 9+1=11 and 12+8=19.
 
 On one CPU the run is repeatable: the seeds fix the initial weights and the order of the
-problems, and chapter 11's live run on that CPU printed the same accuracy and the same mistakes.
+problems, and chapter 12's live run on that CPU printed the same accuracy and the same mistakes.
 """
 
 import pathlib

@@ -1,4 +1,4 @@
-"""Train the Spanish-to-English model of chapter 9b and save what the chapter loads.
+"""Train the Spanish-to-English model of chapter 10 and save what the chapter loads.
 
     python scripts/train_translation_model.py [--epochs N] [--quick]
 

@@ -1,4 +1,4 @@
-"""Chapter 10: the switches its ablations flip, the runner, the script and the shipped results."""
+"""Chapter 11: the switches its ablations flip, the runner, the script and the shipped results."""
 
 import json
 import pathlib

@@ -33,6 +33,52 @@ def test_toc_and_chapters_agree():
     assert len(CHAPTERS) >= 5
 
 
+def book_numbers():
+    """{file stem: the number the built book gives it}: numbered parts count on across parts
+    (Jupyter Book's multitoc numbering); unnumbered parts (the appendix) get none."""
+    import yaml
+
+    numbers, count = {}, 0
+    for part in yaml.safe_load(TOC)["parts"]:
+        for chapter in part["chapters"]:
+            if part.get("numbered"):
+                count += 1
+                numbers[pathlib.Path(chapter["file"]).name] = str(count)
+    return numbers
+
+
+def test_file_names_carry_the_book_s_numbers():
+    """A chapter's file starts with the number the book shows, so that the order stays obvious;
+    an appendix's with ``appendix_`` and its letter."""
+    numbers = book_numbers()
+    for path in CHAPTERS:
+        if path.stem in numbers:
+            assert path.stem.split("_")[0] == f"{int(numbers[path.stem]):02d}", path.name
+        else:
+            assert re.match(r"appendix_[a-z]_", path.stem), path.name
+
+
+def _chapter_links(text):
+    """(number or letter as written, linked file stem) for each link such as [chapter 8](08_training.ipynb)."""
+    return re.findall(r"\[(?:[Cc]hapter|[Aa]ppendix) (\w+)(?:'s)?\]\((?:chapters/)?(\w+)\.ipynb[^)]*\)", text)
+
+
+def test_chapter_links_give_the_book_s_numbers():
+    """"[chapter 11](11_ablations.ipynb)" names the number the book prints for that file."""
+    numbers = book_numbers()
+    texts = {path.name: markdown(path) for path in CHAPTERS}
+    texts.update({path.name: path.read_text() for path in ROOT.glob("*.md")})
+    links = [(name, written, stem) for name, text in texts.items() for written, stem in _chapter_links(text)]
+    assert len(links) > 20
+    for name, written, stem in links:
+        expected = numbers.get(stem) or stem.split("_")[1].upper()  # appendix_a_... is appendix A
+        assert written.upper() == expected, f"{name}: chapter {written} links to {stem}, which is {expected}"
+    table = re.findall(r"^\| (\w+) \| \[[^]]+\]\(chapters/(\w+)\.ipynb\)", (ROOT / "intro.md").read_text(), re.M)
+    assert [stem for _, stem in table] == [p.stem for p in CHAPTERS]
+    for written, stem in table:
+        assert written == (numbers.get(stem) or stem.split("_")[1].upper()), stem
+
+
 def test_repository_url_is_a_github_url():
     assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", repository_url())
 

@@ -1,4 +1,4 @@
-"""The decoder-only model (chapter 11): the reference checks of the encoder-decoder, the cache,
+"""The decoder-only model (chapter 12): the reference checks of the encoder-decoder, the cache,
 generation, and its errors."""
 
 import keras
@@ -321,7 +321,7 @@ def test_the_addition_split_holds_each_pair_out_in_both_orders():
     seen = {p for p, _ in train}
     assert not any(f"{p[:-1].split('+')[1]}+{p[:-1].split('+')[0]}=" in seen for p, _ in test)
     assert max(len(p) + len(a) for p, a in train + test) == addition.context_length()  # 99+99=198, read whole
-    # The sums 0 and 1 (0+0, 0+1, 1+0) are all held out: no training answer is "0" or "1" (chapter 11).
+    # The sums 0 and 1 (0+0, 0+1, 1+0) are all held out: no training answer is "0" or "1" (chapter 12).
     assert {"0+0=", "0+1=", "1+0="} <= {p for p, _ in test} and not {"0", "1"} & {a for _, a in train}
 
 

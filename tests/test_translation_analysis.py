@@ -1,4 +1,4 @@
-"""translation.analysis: the helpers of chapter 9b's analyses, on small cases worked by hand."""
+"""translation.analysis: the helpers of chapter 10's analyses, on small cases worked by hand."""
 
 import collections
 

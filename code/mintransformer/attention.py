@@ -70,7 +70,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_layer=None, trainin
             take a dropout *rate*, ``dropout``; this function takes the layer that applies it.
         training: passed to ``dropout_layer``.
         scale: the factor the logits are multiplied by; None (the default) for the paper's
-            1 / sqrt(d_k). ``scale=1.0`` gives the unscaled dot products (chapter 10).
+            1 / sqrt(d_k). ``scale=1.0`` gives the unscaled dot products (chapter 11).
 
     Returns:
         ``(output, weights)``: output (..., T, d_v), weights (..., T, S).

@@ -1,5 +1,5 @@
 """Tasks generated in code (no downloads): sequence reversal and date normalization (chapter 8),
-and addition written as text for a language model (chapter 11).
+and addition written as text for a language model (chapter 12).
 
 All use one character-level vocabulary with ids 0 = pad, 1 = start, 2 = end, so the source and
 target embeddings can be tied. Splits are fixed by a seed and never share a source string.
@@ -172,7 +172,7 @@ def padded_batches(columns, batch_size, shuffle=False, seed=0, repeat=False):
     return ragged.map(lambda *example: example).padded_batch(batch_size, padding_values=PAD)
 
 
-# ---------------------------------------------------------------- addition as text (chapter 11)
+# ---------------------------------------------------------------- addition as text (chapter 12)
 ADDITION_ALPHABET = "0123456789+="
 
 

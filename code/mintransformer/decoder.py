@@ -24,9 +24,9 @@ class DecoderLayer(keras.layers.Layer):
         dropout: residual dropout rate (and inside attention and the FFN).
         norm_first: False = the paper's post-norm; True = pre-norm.
         key_dim, scale_attention: both attentions' d_k and whether they divide by sqrt(d_k)
-            (``MultiHeadAttention``'s own arguments; chapter 10 varies them).
+            (``MultiHeadAttention``'s own arguments; chapter 11 varies them).
         cross_attention: False leaves out sub-layer 2 (and its norm): the block of a
-            decoder-only model such as GPT (``MinGPT``, chapter 11), which has no encoder.
+            decoder-only model such as GPT (``MinGPT``, chapter 12), which has no encoder.
             ``context`` and ``cross_mask`` are then ignored.
 
     Call:

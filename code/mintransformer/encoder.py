@@ -19,7 +19,7 @@ class EncoderLayer(keras.layers.Layer):
         dropout: rate of the residual dropout (and inside attention and the FFN).
         norm_first: False = the paper's post-norm; True = pre-norm.
         key_dim, scale_attention: the attention's d_k and whether it divides by sqrt(d_k)
-            (``MultiHeadAttention``'s own arguments; chapter 10 varies them).
+            (``MultiHeadAttention``'s own arguments; chapter 11 varies them).
 
     Call:
         x (B, S, D), attention_mask broadcastable to (B, h, S, S) -> (B, S, D)

@@ -1,4 +1,4 @@
-"""A decoder-only language model, GPT-style (chapter 11), from the layers of the encoder-decoder."""
+"""A decoder-only language model, GPT-style (chapter 12), from the layers of the encoder-decoder."""
 
 import math
 
@@ -37,7 +37,7 @@ class MinGPT(keras.Model):
     token embedding. The defaults of the architecture are GPT-2's choices, which differ from the
     paper's: pre-norm with a final layer norm, learned positions, no sqrt(d_model) on the
     embeddings, the tied output. Those of the activation, the norms' epsilon and the initial
-    weights are the package's (chapter 11's addition model was trained with them); GPT-2's
+    weights are the package's (chapter 12's addition model was trained with them); GPT-2's
     are one switch each.
 
     Args:

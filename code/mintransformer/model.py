@@ -36,7 +36,7 @@ class MinTransformer(keras.Model):
             whether it divides by sqrt(d_k) (see ``MultiHeadAttention``).
         positions, scale_embeddings: ``"sinusoidal"``, ``"learned"`` or ``"none"``, and
             whether the embeddings are multiplied by sqrt(d_model) (see ``PositionalEmbedding``).
-            Chapter 10 measures what each of these four choices is worth.
+            Chapter 11 measures what each of these four choices is worth.
 
     Call:
         ``model((source_tokens (B, S), target_tokens (B, T)), training=False)``

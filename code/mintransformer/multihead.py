@@ -61,7 +61,7 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout: dropout rate on the attention weights.
         key_dim: d_k, the width of each head's queries and keys; None (the default) for
             d_model / h. The values keep d_v = d_model / h (paper Table 3, row B).
-        scale_attention: False leaves out the 1 / sqrt(d_k) of equation 1 (chapter 10); the same
+        scale_attention: False leaves out the 1 / sqrt(d_k) of equation 1 (chapter 11); the same
             name as in the layers and models that pass it on.
     """
 

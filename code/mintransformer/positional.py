@@ -61,7 +61,7 @@ class PositionalEmbedding(keras.layers.Layer):
         max_length: longest sequence accepted; the encoding table has this many rows.
         positions: ``"sinusoidal"`` (the paper's, the default); ``"learned"``, a trained
             (max_length, d_model) table instead (paper Table 3, row E); or ``"none"``.
-        scale: False leaves out the sqrt(d_model) factor (chapter 10 measures both).
+        scale: False leaves out the sqrt(d_model) factor (chapter 11 measures both).
 
     Call:
         tokens (B, T) integer ids -> (B, T, d_model), the tokens at positions 0 .. T - 1.

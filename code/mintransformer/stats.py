@@ -1,6 +1,6 @@
 """Statistics for comparing training runs: paired differences over seeds, and many comparisons at once.
 
-Chapter 10 compares variants of a model that were trained from the same seeds. Two runs from one
+Chapter 11 compares variants of a model that were trained from the same seeds. Two runs from one
 seed share their initial weights, the order of the examples and the dropout masks, so the
 difference between them is measured on a common footing: the test looks at the per-seed
 differences (``paired_t``, ``sign_test``), and a chapter that makes many comparisons controls the
@@ -57,7 +57,7 @@ def t_cdf(t, df):
 
     Exact closed forms (Abramowitz and Stegun 26.7.3 and 26.7.4): with theta = atan(t / sqrt(df)),
     a finite sum of powers of cos(theta). Float64 throughout: the absolute error is about 1e-15, so a
-    p-value far below that is not resolved (none of chapter 10's is).
+    p-value far below that is not resolved (none of chapter 11's is).
     """
     df = _degrees(df)
     t = float(t)

@@ -14,7 +14,7 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     step 0 is treated as step 1, so the first update neither divides by zero nor gets a rate
     of 0. The first two updates therefore both get the rate of the paper's step 1, and every
     later update k that of the paper's step k - 1: a shift of one step (1/4000 of the paper's
-    warm-up), kept so that the shipped models and chapter 10's recorded runs stay reproducible.
+    warm-up), kept so that the shipped models and chapter 11's recorded runs stay reproducible.
 
     Optionally (not in the paper) the rate is multiplied by a linear cool-down over the
     last ``cooldown_steps`` of ``total_steps`` updates: min(1, (total_steps - step) /
@@ -22,7 +22,7 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     ends long before the paper's 1/sqrt(step) decay has brought the rate down (chapter 8);
     the cool-down lets it settle. Before the cool-down the rate is equation 3, bit for bit.
 
-    With ``warmup=False`` (chapter 10's ablation) the first ``warmup_steps`` updates take the
+    With ``warmup=False`` (chapter 11's ablation) the first ``warmup_steps`` updates take the
     peak rate straight away, and the decay after them is unchanged:
     lrate = d_model^-0.5 * max(step, warmup_steps)^-0.5.
 

@@ -4,7 +4,7 @@ Each decoder runs its whole loop inside one TensorFlow graph (``tf.while_loop``)
 between steps, no copy of the logits to NumPy, and the loop stops as soon as every sequence is
 done. The modules, in reading order:
 
-- ``loop``: ``decode_tokens``, one token per step, greedy or sampled (chapters 9 and 11);
+- ``loop``: ``decode_tokens``, one token per step, greedy or sampled (chapters 9 and 12);
 - ``beam``: ``beam_tokens``, beam search with alive and finished hypotheses, and ``length_penalty``;
 - ``steps``: where a step's logits come from: with the key/value cache (the default), the
   encoder output computed once and the decoder re-run on the prefix (``encode_once``), or the
@@ -25,5 +25,5 @@ from .checks import check_lengths, fixed_length_source
 from .loop import decode_tokens
 from .run import beam_search, greedy_decode, greedy_generate, sample_decode, sample_generate
 
-greedy_tokens = decode_tokens  # its former name, which it outgrew when it learnt to sample (chapter 11 uses it)
-_prompt_stepper = steps.prompt_stepper  # chapter 11 shows it under this name
+greedy_tokens = decode_tokens  # its former name, which it outgrew when it learnt to sample (chapter 12 uses it)
+_prompt_stepper = steps.prompt_stepper  # chapter 12 shows it under this name

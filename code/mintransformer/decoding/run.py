@@ -175,7 +175,7 @@ def greedy_generate(model, prompts, max_new_tokens, end_id=None, use_cache=True)
             but the last, ``P + max_new_tokens - 1`` tokens, which must fit its ``max_length``.
         end_id: a sequence that emits it is finished, and pads afterwards; None never stops early.
         use_cache: keep each layer's keys and values (the default); False re-reads the whole
-            sequence at every step, the baseline of chapter 11's timing.
+            sequence at every step, the baseline of chapter 12's timing.
 
     Returns:
         int32 NumPy array (B, max_new_tokens): the generated ids only, ``end_id`` included, then

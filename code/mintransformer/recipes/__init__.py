@@ -5,8 +5,8 @@
 - ``checkpoints``: checkpoint averaging (``average_checkpoints``);
 - ``evaluation``: decoding strings and scoring them (``translate``, ``exact_match``);
 - ``pretrained``: the shipped date model (``load_pretrained_date_model``);
-- ``ablations``: chapter 10's experiments (``ablations.run``, ``ablations.load_results``);
-- ``addition``: chapter 11's language model, addition written as text (``addition.train``, ...);
+- ``ablations``: chapter 11's experiments (``ablations.run``, ``ablations.load_results``);
+- ``addition``: chapter 12's language model, addition written as text (``addition.train``, ...);
 - ``distributed``: appendix A's training under a ``tf.distribute`` strategy (``distributed.train``).
 
 Chapter 8 trains with these; chapter 9 loads the date model trained by

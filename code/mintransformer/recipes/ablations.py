@@ -1,9 +1,9 @@
-"""Chapter 10's experiments: the paper's Table 3 ablations, and norm placement, in miniature.
+"""Chapter 11's experiments: the paper's Table 3 ablations, and norm placement, in miniature.
 
 Every variant is the date model of chapter 8 (or a reversal model of the same size) with one
 setting changed, trained for a fixed number of updates from a seed and scored on held-out data.
 ``scripts/run_ablations.py`` runs the grid and writes ``results/ablations.json`` inside the
-package; chapter 10 loads that file (``load_results``), re-runs one variant (``run``), and compares
+package; chapter 11 loads that file (``load_results``), re-runs one variant (``run``), and compares
 variants seed by seed (``paired``, ``COMPARISONS``, ``compare_all``).
 """
 
@@ -66,7 +66,7 @@ VARIANTS = {
     "reversal_none": ("length", "reversal, no positions", dict(task="reversal", model=dict(positions="none"))),
     # Norm placement at a depth where it matters, 6 layers in each stack, with chapter 8's warm-up of
     # 400 updates. Chosen after a first try: at the base's 150 (peak rate 0.0125) post-norm failed even
-    # with its warm-up (those runs were not kept). Chapter 10 says so.
+    # with its warm-up (those runs were not kept). Chapter 11 says so.
     "post_norm_warmup": ("norm", "6 layers, post-norm, warm-up", dict(model=DEEP, warmup_steps=400)),
     "post_norm_no_warmup": ("norm", "6 layers, post-norm, no warm-up",
                             dict(model=DEEP, warmup_steps=400, warmup=False)),
@@ -77,7 +77,7 @@ VARIANTS = {
 }
 ROWS = list(dict.fromkeys(row for row, _, _ in VARIANTS.values()))
 
-# Every comparison chapter 10 makes, as (variant, reference, score): the family whose number of
+# Every comparison chapter 11 makes, as (variant, reference, score): the family whose number of
 # comparisons Holm's adjustment counts. Each date variant against the base; the reversal variants
 # against sinusoids; the deep variants against post-norm with warm-up, and pre-norm with and
 # without its warm-up against each other.

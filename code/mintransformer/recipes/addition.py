@@ -1,4 +1,4 @@
-"""Chapter 11's language model: addition written as text ("12+345=357"), learned by a small MinGPT.
+"""Chapter 12's language model: addition written as text ("12+345=357"), learned by a small MinGPT.
 
 Every sum of two numbers below ``10**DIGITS`` is a problem. About a tenth of them are held out
 and never trained on: a tenth of the unordered pairs {a, b}, drawn with a fixed seed, so that
@@ -16,7 +16,7 @@ from ..gpt import MinGPT
 from .optimizer import compile_model
 
 DIGITS = 2
-# Sizes and budget measured on 2 CPU cores: under a minute of training (chapter 11).
+# Sizes and budget measured on 2 CPU cores: under a minute of training (chapter 12).
 MODEL = dict(num_layers=2, d_model=64, num_heads=4, dff=256, dropout=0.0)
 TRAINING = dict(steps=3000, batch_size=64, warmup_steps=300, cooldown_steps=750)
 
@@ -26,7 +26,7 @@ def task(digits=DIGITS, held_out=0.1, seed=0):
 
     The split is over unordered pairs {a, b}: ``a+b=`` and ``b+a=`` are held out together. With
     ``seed=0`` the pairs {0, 0} and {0, 1} are held out, the only problems whose sum is 0 or 1: no
-    training answer is ``"0"`` or ``"1"`` (chapter 11; ``tests/test_gpt.py`` checks it).
+    training answer is ``"0"`` or ``"1"`` (chapter 12; ``tests/test_gpt.py`` checks it).
     """
     def pair(problem):
         a, b = problem[0][:-1].split("+")
@@ -47,7 +47,7 @@ def context_length(digits=DIGITS):
 
 
 def build_model(tokenizer, digits=DIGITS, seed=0, **overrides):
-    """A ``MinGPT`` of chapter 11's size, with ``MinGPT``'s defaults: GPT-2's architecture (pre-norm,
+    """A ``MinGPT`` of chapter 12's size, with ``MinGPT``'s defaults: GPT-2's architecture (pre-norm,
     learned positions, tied output), the package's activation, epsilon and initial weights, and
     ``tokenizer.pad_id`` masked as padding.
 

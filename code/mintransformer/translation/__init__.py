@@ -1,4 +1,4 @@
-"""Translating real text (chapter 9b): a parallel corpus, byte-pair encoding, batches by length, BLEU.
+"""Translating real text (chapter 10): a parallel corpus, byte-pair encoding, batches by length, BLEU.
 
 - ``corpus``: the shipped Spanish-English Bible verses, split by book, and any tab-separated file;
 - ``bpe``: byte-pair encoding learned from scratch (``learn_bpe``, ``BPE``);

@@ -1,4 +1,4 @@
-"""The analyses of chapter 9b: three ways to cut text into units, BLEU by length, where two systems differ.
+"""The analyses of chapter 10: three ways to cut text into units, BLEU by length, where two systems differ.
 
 - ``segment``: a text as characters, words or subwords, and ``segmentation_table``, which compares
   the three on a training and a test set (vocabulary, units per text, units never seen in training);

@@ -1,4 +1,4 @@
-"""The Spanish-to-English model of chapter 9b: its settings, its data, and the shipped weights."""
+"""The Spanish-to-English model of chapter 10: its settings, its data, and the shipped weights."""
 
 import importlib.resources
 import json

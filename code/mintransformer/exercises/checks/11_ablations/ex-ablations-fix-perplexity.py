@@ -22,7 +22,7 @@ RULE = ("`fixed_perplexity` calls ablations.perplexity: fix the buggy function's
 
 def _date_model():
     """The shipped date model, loaded once per Python process."""
-    store = sys.modules.setdefault("_mintransformer_checks_10_ablations", types.ModuleType("store"))
+    store = sys.modules.setdefault("_mintransformer_checks_11_ablations", types.ModuleType("store"))
     if not hasattr(store, "date_model"):
         store.date_model = recipes.load_pretrained_date_model()
     return store.date_model

@@ -28,7 +28,7 @@ def reference(pairs):
 
 def every_pair():
     """Every (source, target) of the task, one per day and format; computed once per process."""
-    store = sys.modules.setdefault("_mintransformer_checks_10_ablations", types.ModuleType("store"))
+    store = sys.modules.setdefault("_mintransformer_checks_11_ablations", types.ModuleType("store"))
     if not hasattr(store, "every_date"):
         days = (data.LAST_DAY - data.FIRST_DAY).days + 1
         store.every_date = [(write(day), day.isoformat()) for write in data.DATE_FORMATS

@@ -1,4 +1,4 @@
-"""Chapter 10's checks reject the wrong answers they are meant to catch, with the right message.
+"""Chapter 11's checks reject the wrong answers they are meant to catch, with the right message.
 
 The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
 tests/test_editions.py (the instructor's edition grades to full marks).
@@ -16,7 +16,7 @@ import mintransformer as mt
 from mintransformer import data
 from exercise_messages import assert_hides, shown_lines_that_compute
 
-CHAPTER = "10_ablations"
+CHAPTER = "11_ablations"
 
 
 def check(label, **env):

@@ -1,4 +1,4 @@
-"""Chapter 9b's checks reject the wrong answers they are meant to catch, with the right message.
+"""Chapter 10's checks reject the wrong answers they are meant to catch, with the right message.
 
 The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
 tests/test_editions.py (the instructor's edition grades to full marks).
@@ -18,7 +18,7 @@ from mintransformer.translation import bpe
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from exercise_messages import assert_hides, shown_lines_that_compute  # noqa: E402
 
-CHAPTER = "09b_translation"
+CHAPTER = "10_translation"
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -45,12 +45,14 @@ def test_blank_answers_fail_and_say_so(label, names):
     assert not passed and "still `...`" in text
 
 
-def test_a_submission_named_09b_is_graded_as_this_chapter(tmp_path):
+def test_a_submission_is_graded_by_the_prefix_of_its_name(tmp_path):
     sys.path.insert(0, str(ROOT / "scripts"))
     import grade
 
-    for name, chapter in [("09b_translation-ana.ipynb", CHAPTER), ("09_inference_ana.ipynb", "09_inference"),
-                          ("10_ablations.ipynb", "10_ablations"), ("09.ipynb", None)]:
+    for name, chapter in [("10_translation-ana.ipynb", CHAPTER), ("09_inference_ana.ipynb", "09_inference"),
+                          ("11_ablations.ipynb", "11_ablations"), ("09.ipynb", None), ("1_x.ipynb", None),
+                          ("appendix_a_distribute-bo.ipynb", "appendix_a_distribute"),
+                          ("appendix_b.ipynb", None)]:
         (tmp_path / name).write_text("not a notebook")  # no metadata: the file name decides
         assert grade.chapter_of(tmp_path / name) == chapter, name
 

@@ -1,4 +1,4 @@
-"""Chapter 11's checks reject the wrong answers they are meant to catch, with the right message.
+"""Chapter 12's checks reject the wrong answers they are meant to catch, with the right message.
 
 The reference solutions are run by nbval (the chapter's check cells must print "passed") and by
 tests/test_editions.py (the instructor's edition grades to full marks).
@@ -11,7 +11,7 @@ from keras import ops
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
 
-CHAPTER = "11_gpt"
+CHAPTER = "12_gpt"
 
 
 def check(label, **env):

@@ -10,7 +10,7 @@ import pytest
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
 
-CHAPTER = "12_distribute"
+CHAPTER = "appendix_a_distribute"
 
 
 def check(label, **env):

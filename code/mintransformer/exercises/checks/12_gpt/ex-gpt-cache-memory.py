@@ -12,7 +12,7 @@ OK_FORMAT = False
 name = "ex-gpt-cache-memory"
 points = 3
 
-GPT2_SMALL = 124_439_808  # parameters (chapter 11)
+GPT2_SMALL = 124_439_808  # parameters (chapter 12)
 
 
 def reference(num_layers, d_model, batch_size, length):

@@ -28,7 +28,7 @@ UNSEEN = ["El niño comió.", "中文 y español", "light 🕯 and ½", "Zz ¿qu
 
 def _tokenizer():
     """A small tokenizer, learned once per Python process."""
-    store = sys.modules.setdefault("_mintransformer_checks_09b_translation", types.ModuleType("store"))
+    store = sys.modules.setdefault("_mintransformer_checks_10_translation", types.ModuleType("store"))
     if not hasattr(store, "tokenizer"):
         store.tokenizer = bpe.learn_bpe(TRAINING, 400)
     return store.tokenizer
