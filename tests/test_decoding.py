@@ -538,3 +538,50 @@ def test_translate_refuses_a_text_longer_than_the_model():
     text = "Wednesday, 25 September 2024 " * 2
     with pytest.raises(ValueError, match="longer than the model's max_length=32"):
         mt.recipes.translate(model, tokenizer, ["1 Mar 1998", text], 12)
+
+
+# No silent wrong answer: token ids and settings that a compiled loop would clamp or truncate.
+
+@pytest.mark.parametrize("kind", ["python", "numpy", "tensor"])
+def test_decoders_take_ids_of_any_integer_kind_and_refuse_ids_past_the_vocabulary(small, source, kind):
+    import tensorflow as tf
+
+    as_kind = {"python": int, "numpy": np.int64, "tensor": tf.constant}[kind]
+    expected = mt.greedy_decode(small, source, START, END, 5)
+    for decode in (mt.greedy_decode, mt.sample_decode, mt.beam_search):
+        decode(small, source, as_kind(START), as_kind(END), 5)
+        for start, end, name in ((23, END, "start_id"), (-1, END, "start_id"), (START, 23, "end_id")):
+            with pytest.raises(ValueError, match=f"{name} must be an id from 0 to 22"):
+                decode(small, source, as_kind(start), as_kind(end), 5)
+    np.testing.assert_array_equal(mt.greedy_decode(small, source, as_kind(START), as_kind(END), 5), expected)
+
+
+def test_decoders_refuse_ids_that_are_not_integers(small, source):
+    import tensorflow as tf
+
+    for start in (1.0, True, "1", None, np.float32(1)):
+        with pytest.raises(TypeError, match="start_id must be an integer token id"):
+            mt.greedy_decode(small, source, start, END, 5)
+
+    @tf.function
+    def symbolic(start):
+        return mt.greedy_decode(small, source, start, END, 5)
+
+    with pytest.raises(TypeError, match="start_id must be known when the decoding loop is built"):
+        symbolic(tf.constant(START))
+
+
+def test_a_refused_top_k_leaves_no_broken_loop_behind(small, source):
+    """top_k=2.0 used to pass the check and build a loop that failed later; it is refused, and an
+    integer top_k of any kind gives the same tokens."""
+    for wrong in (2.0, np.float64(2), True, "2"):
+        with pytest.raises(ValueError, match="top_k must be an integer"):
+            mt.sample_decode(small, source, START, END, 5, top_k=wrong)
+    tokens = mt.sample_decode(small, source, START, END, 5, top_k=2, seed=3)
+    np.testing.assert_array_equal(mt.sample_decode(small, source, START, END, 5, top_k=np.int64(2), seed=3), tokens)
+    np.testing.assert_array_equal(mt.sample_decode(small, source, START, END, 5, top_k=np.array(2), seed=3), tokens)
+
+
+def test_exact_match_refuses_an_empty_set():
+    with pytest.raises(ValueError, match="no pairs to score"):
+        mt.recipes.exact_match(None, None, [], 5)

@@ -281,6 +281,22 @@ def test_bad_generation_settings_raise_clear_errors(lm, call, message):
         call(lm)
 
 
+@pytest.mark.parametrize("generate", [mt.greedy_generate, mt.sample_generate], ids=["greedy", "sample"])
+def test_generation_refuses_prompts_that_are_not_ids_of_the_vocabulary(lm, generate):
+    """Under XLA an id past the vocabulary is clamped to the last row, and int32 truncates 3.7 to 3:
+    both are refused before the compiled loop runs."""
+    with pytest.raises(ValueError, match=f"ids from 0 to {V - 1}, got ids from 3 to {V}"):
+        generate(lm, [[3, V]], 2)
+    with pytest.raises(ValueError, match="got ids from -1 to 3"):
+        generate(lm, np.array([[-1, 3]]), 2)
+    for wrong in ([[3.7, 4.0]], np.array([[3.0]]), [[True]]):
+        with pytest.raises(TypeError, match="prompts must hold integer ids"):
+            generate(lm, wrong, 2)
+    with pytest.raises(ValueError, match=f"end_id must be an id from 0 to {V - 1}"):
+        generate(lm, [[3]], 2, end_id=V)
+    assert generate(lm, [np.array([3, 4], np.int64)], 2, end_id=np.int64(END)).shape == (1, 2)
+
+
 def test_the_encoder_decoder_samplers_check_top_k_and_top_p_too(tiny_transformer):
     model = tiny_transformer()
     with pytest.raises(ValueError, match="top_k"):

@@ -36,6 +36,29 @@ def _source_array(model, source_tokens):
     return source.astype(np.int32)
 
 
+def _token_id(value, name, vocab_size):
+    """A token id given as a Python int, a NumPy integer or an eager integer tensor, as a Python int
+    from 0 to ``vocab_size - 1``: a loop compiled by XLA would clamp an id past the vocabulary."""
+    if tf.is_tensor(value):
+        try:
+            value = value.numpy()
+        except (AttributeError, NotImplementedError):
+            raise TypeError(f"{name} must be known when the decoding loop is built, not a symbolic tensor.") from None
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer token id, got {value!r}.")
+    if not 0 <= value < vocab_size:
+        raise ValueError(f"{name} must be an id from 0 to {vocab_size - 1}, got {value}.")
+    return int(value)
+
+
+def _target_ids(model, start_id, end_id):
+    """``start_id`` and ``end_id`` of an encoder-decoder, checked against its target vocabulary."""
+    return (_token_id(start_id, "start_id", model.target_vocab_size),
+            _token_id(end_id, "end_id", model.target_vocab_size))
+
+
 def run_loop(loop, model, source_tokens, max_length, **settings):
     """Decode ``source_tokens`` with ``loop`` compiled for this model, setting and source length."""
     source = _source_array(model, source_tokens)
@@ -95,6 +118,7 @@ def greedy_decode(model, source_tokens, start_id, end_id, max_length, use_cache=
 
     Raises ValueError, on every call, for a source or a ``max_length`` longer than the model's.
     """
+    start_id, end_id = _target_ids(model, start_id, end_id)
     return run_loop(decode_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
                 use_cache=use_cache, encode_once=encode_once)
 
@@ -108,7 +132,8 @@ def sample_decode(model, source_tokens, start_id, end_id, max_length, temperatur
     the smallest set of most probable ids whose probabilities sum to at least ``top_p``
     (nucleus sampling, Holtzman et al., 2020), and renormalised. Returns as ``greedy_decode``.
     """
-    check_sampling(temperature, top_k, top_p, model.target_vocab_size)
+    top_k = check_sampling(temperature, top_k, top_p, model.target_vocab_size)
+    start_id, end_id = _target_ids(model, start_id, end_id)
     return run_loop(decode_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
                 use_cache=use_cache, temperature=float(temperature), top_k=top_k, top_p=float(top_p),
                 seed=int(seed))
@@ -133,6 +158,7 @@ def beam_search(model, source_tokens, start_id, end_id, max_length, beam_size=4,
     beam_size = as_length(beam_size, "beam_size")
     if not alpha >= 0:
         raise ValueError(f"alpha must be >= 0 (0: no length penalty), got {alpha}.")
+    start_id, end_id = _target_ids(model, start_id, end_id)
     return run_loop(beam_tokens, model, source_tokens, max_length, start_id=start_id, end_id=end_id,
                 beam_size=beam_size, alpha=float(alpha), use_cache=use_cache, encode_once=encode_once)
 
@@ -143,9 +169,18 @@ def _run_prompts(model, prompts, max_new_tokens, **settings):
     Prompts of one length run as one batch through the compiled loop (a loop per length: its
     shapes are fixed); the rows come back in the order of ``prompts``.
     """
-    prompts = [list(np.asarray(p, dtype=np.int32).reshape(-1)) for p in prompts]
+    prompts = [np.asarray(p).reshape(-1) for p in prompts]
     if not prompts or min(len(p) for p in prompts) < 1:
         raise ValueError("every prompt needs at least one token.")
+    for p in prompts:  # XLA would clamp an id past the vocabulary, and int32 would truncate 3.7 to 3
+        if not np.issubdtype(p.dtype, np.integer):
+            raise TypeError(f"prompts must hold integer ids, got dtype {p.dtype}.")
+        if p.min() < 0 or p.max() >= model.vocab_size:
+            raise ValueError(f"prompts must hold ids from 0 to {model.vocab_size - 1}, got ids from {p.min()} "
+                             f"to {p.max()}.")
+    prompts = [list(p.astype(np.int32)) for p in prompts]
+    if settings["end_id"] is not None:
+        settings["end_id"] = _token_id(settings["end_id"], "end_id", model.vocab_size)
     max_new_tokens = as_length(max_new_tokens, "max_new_tokens")
     longest = max(len(p) for p in prompts)
     if longest > model.max_length:
@@ -194,6 +229,6 @@ def sample_generate(model, prompts, max_new_tokens, end_id=None, temperature=1.0
     length, so the same prompts in the same order and seed give the same tokens. (Each seed
     compiles its own loop, which takes seconds the first time.)
     """
-    check_sampling(temperature, top_k, top_p, model.vocab_size)
+    top_k = check_sampling(temperature, top_k, top_p, model.vocab_size)
     return _run_prompts(model, prompts, max_new_tokens, end_id=end_id, use_cache=use_cache, encode_once=False,
                         temperature=float(temperature), top_k=top_k, top_p=float(top_p), seed=int(seed))

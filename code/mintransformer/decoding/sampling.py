@@ -1,5 +1,6 @@
 """Drawing the next token at random: temperature, top-k, top-p, and reproducible uniforms."""
 
+import numpy as np
 import tensorflow as tf
 
 from .steps import NEG_INF
@@ -46,12 +47,19 @@ def uniform(seed, t, rows):
 
 
 def check_sampling(temperature, top_k, top_p, vocab_size):
-    """Clear errors for settings that would sample from nothing, or divide by zero."""
+    """Clear errors for settings that would sample from nothing, or divide by zero; ``top_k`` as a
+    Python int (or None), since it fixes a shape of the compiled loop."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0 to sample, got {temperature}; for the limit, temperature -> 0, "
                          "decode greedily (greedy_decode, greedy_generate).")
-    if top_k is not None and (int(top_k) != top_k or not 1 <= top_k <= vocab_size):
-        raise ValueError(f"top_k must be an integer from 1 to the vocabulary's {vocab_size} (or None: no top-k), "
-                         f"got {top_k}.")
+    if top_k is not None:
+        if isinstance(top_k, np.ndarray) and top_k.ndim == 0:
+            top_k = top_k[()]
+        if (isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer))
+                or not 1 <= top_k <= vocab_size):
+            raise ValueError(f"top_k must be an integer from 1 to the vocabulary's {vocab_size} (or None: no "
+                             f"top-k), got {top_k!r}.")
+        top_k = int(top_k)
     if not 0 < top_p <= 1:
         raise ValueError(f"top_p must be in (0, 1] (1: no top-p), got {top_p}.")
+    return top_k

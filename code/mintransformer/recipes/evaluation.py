@@ -26,5 +26,7 @@ def translate(model, tokenizer, texts, output_length, batch_size=500, **decode_o
 
 def exact_match(model, tokenizer, pairs, output_length, **decode_options):
     """Fraction of pairs whose decoded output equals the target string exactly."""
+    if not len(pairs):
+        raise ValueError("no pairs to score: the exact match of an empty set is undefined.")
     predictions = translate(model, tokenizer, [s for s, _ in pairs], output_length, **decode_options)
     return float(np.mean([p == t for p, (_, t) in zip(predictions, pairs)]))

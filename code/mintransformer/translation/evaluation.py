@@ -68,7 +68,7 @@ def bleu(hypotheses, references):
     """sacreBLEU's corpus BLEU of detokenized ``hypotheses`` against one reference each.
 
     sacreBLEU tokenizes both sides itself (its ``13a`` tokenizer, as WMT's ``mteval-v13a.pl``), so
-    that scores of different systems are comparable; its ``.format(signature=...)`` says how.
+    that scores of different systems are comparable; ``BLEU().get_signature()`` says how.
     """
     hypotheses, references = _check_pairs(hypotheses, references)
     return sacrebleu.metrics.BLEU().corpus_score(hypotheses, [references])
