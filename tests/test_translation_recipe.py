@@ -53,3 +53,39 @@ def test_the_shipped_model_translates(shipped):
     score = evaluation.bleu(outputs, [v.english for v in sample]).score
     assert score > 5, (score, outputs)
     assert np.isfinite(score)
+
+
+def test_the_shipped_evaluation_holds_the_outputs_its_scores_come_from():
+    """scripts/evaluate_translation_model.py: every score recomputes from the stored outputs, alpha
+    was chosen on the development book, and the test books were decoded whole."""
+    record = recipe.load_translation_evaluation()
+    _, dev, test = corpus.split_by_book(corpus.bible_verses())
+    references = [v.english for v in test]
+    assert record["test_verses"] == len(test) and record["test_every"] == 1
+    assert record["development_verses"] == len(dev[::record["development_every"]])
+    best = max(record["development"].items(), key=lambda item: item[1]["bleu"])[0]
+    assert float(best) == record["chosen_alpha"]
+    assert set(record["outputs"]) == set(record["test"]) >= {"greedy", f"beam4_alpha{record['chosen_alpha']}"}
+    for system, outputs in record["outputs"].items():
+        assert len(outputs) == len(test)
+        assert round(evaluation.bleu(outputs, references).score, 2) == record["test"][system]["bleu"]
+        assert round(evaluation.chrf(outputs, references).score, 2) == record["test"][system]["chrf"]
+    for key in ("machine", "python", "tensorflow", "keras", "sacrebleu", "bleu_signature", "total_seconds"):
+        assert key in record, key
+
+
+def test_the_shipped_evaluation_is_what_the_model_decodes(shipped):
+    """A few test verses decoded again, greedily and with the chosen beam, give the stored outputs."""
+    model, tokenizer, _ = shipped
+    record = recipe.load_translation_evaluation()
+    _, _, test = corpus.split_by_book(corpus.bible_verses())
+    picked = list(range(0, len(test), 240))  # 4 verses
+    sources = [test[i].spanish for i in picked]
+    assert evaluation.translate(model, tokenizer, sources) == [record["outputs"]["greedy"][i] for i in picked]
+    alpha = record["chosen_alpha"]
+    beam = evaluation.translate(model, tokenizer, sources, beam_size=4, alpha=alpha)
+    assert beam == [record["outputs"][f"beam4_alpha{alpha}"][i] for i in picked]
+
+
+def test_the_default_output_limit_is_the_papers_input_plus_50():
+    assert [evaluation.output_limit(n, 256) for n in (0, 1, 8, 9, 200, 250)] == [58, 58, 58, 66, 250, 256]

@@ -32,7 +32,7 @@ def translate(model, tokenizer, texts, max_output_length=None, beam_size=1, alph
     outputs = [None] * len(texts)
     for length, members in groups.items():
         rows = max(1, max_tokens // (length * beam_size))
-        output_length = max_output_length or min(length + 50, model.max_length)
+        output_length = max_output_length or output_limit(length, model.max_length)
         for start in range(0, len(members), rows):
             batch = members[start:start + rows]
             source = pad([encoded[i] for i in batch] + [[]] * (rows - len(batch)), length=length)
@@ -44,6 +44,13 @@ def translate(model, tokenizer, texts, max_output_length=None, beam_size=1, alph
             for i, row in zip(batch, tokens):
                 outputs[i] = tokenizer.decode(row)
     return outputs
+
+
+def output_limit(source_length, max_length):
+    """The most subwords ``translate`` writes by default for a source of ``source_length``: the
+    paper's input length + 50 (section 6.1), the input padded as ``translate`` pads it, at most
+    ``max_length``."""
+    return min(_bucket(max(source_length, 1), max_length) + 50, max_length)
 
 
 def _bucket(length, limit):

@@ -27,6 +27,7 @@ TRANSLATION = dict(
 WEIGHTS = "translation_model.weights.h5"
 TOKENIZER = "translation_bpe.json"
 TRAINING_RECORD = "translation_model.json"
+EVALUATION = "translation_evaluation.json"
 
 
 def build_translation_model(vocab_size=TRANSLATION["vocab_size"], **overrides):
@@ -54,6 +55,17 @@ def load_pretrained_translation_model():
         model.load_weights(file)
     record = json.loads(_pretrained(TRAINING_RECORD).read_text())
     return model, tokenizer, record
+
+
+def load_translation_evaluation():
+    """What ``scripts/evaluate_translation_model.py`` measured on the shipped model, as a dict.
+
+    Beam search on all the test books takes minutes; the script ran it once, with the length
+    penalty's ``alpha`` chosen on the development book, and kept every output
+    (``outputs[system]``, in the order of the test verses) beside the scores, the machine and the
+    versions, so that the scores can be recomputed from the outputs.
+    """
+    return json.loads(_pretrained(EVALUATION).read_text())
 
 
 def encode_split(tokenizer, verses, max_tokens=None):
