@@ -556,6 +556,14 @@ def test_decoders_take_ids_of_any_integer_kind_and_refuse_ids_past_the_vocabular
     np.testing.assert_array_equal(mt.greedy_decode(small, source, as_kind(START), as_kind(END), 5), expected)
 
 
+def test_end_id_minus_one_never_stops(small, source):
+    """Chapter 9 and the benchmark time full-length runs with end_id=-1, an id that no model writes."""
+    for end in (-1, None, np.int64(-1)):
+        for decode in (mt.greedy_decode, mt.sample_decode, mt.beam_search):
+            tokens = decode(small, source, START, end, 6)
+            assert tokens.shape == (len(source), 6) and (tokens != small.pad_id).all()
+
+
 def test_decoders_refuse_ids_that_are_not_integers(small, source):
     import tensorflow as tf
 

@@ -54,9 +54,14 @@ def _token_id(value, name, vocab_size):
 
 
 def _target_ids(model, start_id, end_id):
-    """``start_id`` and ``end_id`` of an encoder-decoder, checked against its target vocabulary."""
-    return (_token_id(start_id, "start_id", model.target_vocab_size),
-            _token_id(end_id, "end_id", model.target_vocab_size))
+    """``start_id`` and ``end_id`` of an encoder-decoder, checked against its target vocabulary;
+    ``end_id`` -1 (an id that no model writes: every sequence runs to ``max_length``) or None
+    (the same) is allowed."""
+    start_id = _token_id(start_id, "start_id", model.target_vocab_size)
+    if end_id is None or (not isinstance(end_id, (bool, np.bool_)) and isinstance(end_id, (int, np.integer))
+                          and end_id == -1):
+        return start_id, -1
+    return start_id, _token_id(end_id, "end_id", model.target_vocab_size)
 
 
 def run_loop(loop, model, source_tokens, max_length, **settings):
@@ -104,7 +109,8 @@ def greedy_decode(model, source_tokens, start_id, end_id, max_length, use_cache=
     Args:
         model: a ``MinTransformer``.
         source_tokens: (B, S) ids, padded with ``model.pad_id``; S at most ``model.max_length``.
-        start_id, end_id: the target's start and end ids.
+        start_id, end_id: the target's start and end ids; ``end_id=-1`` (or None) never stops
+            early, every sequence gets ``max_length`` tokens (for timing).
         max_length: the most tokens to generate, at most ``model.max_length``.
         use_cache: encode the source once and reuse each decoder layer's keys/values (one
             new position through the decoder per step). False: re-run the model on the whole
