@@ -52,27 +52,69 @@ def grader(chapter):
     return otter.Notebook(tests_dir=tests_dir(chapter))
 
 
-def _check_file(chapter, label):
-    from otter.test_files import ExceptionTestFile
-
+def check_path(chapter, label):
+    """The path of one exercise's check file (its public test cases)."""
     path = pathlib.Path(tests_dir(chapter)) / f"{label}.py"
     if not path.is_file():
         raise ValueError(f"no check {label!r} for {chapter}; its checks: {labels(chapter)}")
-    return ExceptionTestFile.from_file(str(path))
+    return path
 
 
-def points(chapter, label):
-    """The points an exercise is worth: the sum of its check's test cases."""
-    return _check_file(chapter, label).possible
+def merged_source(chapter, label, hidden=None):
+    """The source of an exercise's check, with the hidden test cases of the file ``hidden`` added.
+
+    Hidden test cases are not in the package: an instructor keeps them (the book's are in its
+    repository, ``grading/hidden/<chapter>/<label>.py``) and scripts/grade.py adds them when it
+    grades. A hidden file holds test-case functions only, each ``@test_case(points=..., hidden=True)``
+    with names of its own; the merged check's points are the sum of all its cases.
+    """
+    source = check_path(chapter, label).read_text()
+    if hidden is None:
+        return source
+    import ast
+
+    extra = pathlib.Path(hidden).read_text()
+
+    def cases(text):
+        return {node.name: node for node in ast.parse(text).body
+                if isinstance(node, ast.FunctionDef) and node.decorator_list}
+
+    public, secret = cases(source), cases(extra)
+    clash = sorted(set(public) & set(secret))
+    if clash:
+        raise ValueError(f"{hidden}: test cases named as in the public check: {clash}")
+    for name, node in secret.items():
+        keywords = {k.arg: k.value for d in node.decorator_list if isinstance(d, ast.Call)
+                    for k in d.keywords}
+        if not (isinstance(keywords.get("hidden"), ast.Constant) and keywords["hidden"].value is True
+                and isinstance(keywords.get("points"), ast.Constant)):
+            raise ValueError(f"{hidden}: {name} must be @test_case(points=..., hidden=True)")
+    # Every case names its points: the file's total is left to otter to sum.
+    return f"{source.rstrip()}\n\n\n# Hidden test cases, from {pathlib.Path(hidden).name}\n\n{extra.rstrip()}\n\npoints = None\n"
 
 
-def run_check(chapter, label, env):
+def _check_file(chapter, label, hidden=None):
+    from otter.test_files import ExceptionTestFile
+
+    path = check_path(chapter, label)
+    if hidden is None:
+        return ExceptionTestFile.from_file(str(path))
+    return ExceptionTestFile.from_string(merged_source(chapter, label, hidden), path=str(path))
+
+
+def points(chapter, label, hidden=None):
+    """The points an exercise is worth: the sum of its check's test cases (with ``hidden``'s)."""
+    return _check_file(chapter, label, hidden).possible
+
+
+def run_check(chapter, label, env, hidden=None):
     """Run one exercise's check against ``env`` (a dict of the student's names).
 
     Returns otter's result: ``.passed_all``, ``.score``, and ``.summary()``, the text that
     ``grader.check`` shows. The tests use it to make sure that each check rejects the known wrong
-    answers with the message it should.
+    answers with the message it should. ``hidden``: a file of hidden test cases to add
+    (``merged_source``).
     """
-    result = _check_file(chapter, label)
+    result = _check_file(chapter, label, hidden)
     result.run(dict(env))
     return result
