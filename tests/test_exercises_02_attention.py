@@ -10,12 +10,19 @@ from keras import ops
 
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught, hidden_path
 
 CHAPTER = "02_attention"
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases (grading/hidden/)."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
 
@@ -52,7 +59,7 @@ def test_by_hand_rejects_the_unscaled_weights():
 ])
 def test_by_hand_messages_give_no_value_away(weights, outputs):
     # Review of chapter 2, item 1: the messages say where and in which direction, never the answer.
-    passed, text = check("ex-attention-by-hand", weights_by_hand=np.array(weights), outputs_by_hand=np.array(outputs))
+    passed, text = graded("ex-attention-by-hand", weights_by_hand=np.array(weights), outputs_by_hand=np.array(outputs))
     assert not passed and ("too large" in text or "too small" in text), text
     for value in ("0.731", "0.269", "2.924", "1.076", "0.5:", " 2.0"):
         assert value not in text, text
@@ -282,7 +289,7 @@ def test_combine_names_each_wrong_mask_in_both_cases(wrong, message, count):
     ("0123", False, "must be a list of output positions"),
 ])
 def test_causal_independence(answer, passes, message):
-    passed, text = check("ex-attention-causal-independence", unchanged=answer)
+    passed, text = graded("ex-attention-causal-independence", unchanged=answer)
     assert passed == passes and message in text, text
     if not passes and "list each" not in text and "must be a list" not in text:
         message_shown = text.split("AssertionError:")[-1]
@@ -377,7 +384,7 @@ WEIGHTS_BY_HAND = np.array([[np.e / (np.e + 1), 1 / (np.e + 1)], [0.5, 0.5]])
     ("ex-attention-combine-masks", dict(my_decoder_mask=lambda tokens, segments: mt.padding_mask(tokens)), []),
 ])
 def test_no_message_hands_out_the_answer(label, env, answers):
-    passed, text = check(label, **env)
+    passed, text = graded(label, **env)
     assert not passed, text
     expected = list(answers)
     if label == "ex-attention-identical-keys":  # the mean of the check's values: the answer without a mask
@@ -389,3 +396,72 @@ def test_no_message_hands_out_the_answer(label, env, answers):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden/)
+def _tuned_attention(q, k, v, mask=None, causal=False):
+    """Right for the public cases only: the scale looked up for their d_k (4 in one case, 8 in the others)."""
+    d_k = np.shape(q)[-1]
+    looked_up = 2.0 if d_k == 4 else np.sqrt(8)
+    return _causal_variant("right")(np.asarray(q) * np.sqrt(d_k) / looked_up, k, v, mask=mask, causal=causal)
+
+
+def _tuned_fix(q, k, v, mask):
+    """The tutorial fixed, with the public cases' d_k = 8 typed in."""
+    logits = ops.where(mask, ops.matmul(q, ops.swapaxes(k, -1, -2)) / np.sqrt(8), mt.MASK_FILL_VALUE)
+    return ops.matmul(ops.where(mask, ops.softmax(logits, axis=-1), 0.0), v), ops.where(
+        mask, ops.softmax(logits, axis=-1), 0.0)
+
+
+def _mean_of_allowed_values(v, mask):
+    """Right unless a query may see no key: 0 / 0 there (the public cases have no such query)."""
+    if mask is None:
+        return np.mean(v, axis=0)
+    allowed = np.asarray(mask, dtype="float64")
+    with np.errstate(all="ignore"):
+        return allowed @ v / allowed.sum(axis=-1, keepdims=True)
+
+
+def _three_sentences_at_most(tokens, segments):
+    """Right while a row packs at most three sentences (segment ids 0 to 3), as in the public cases."""
+    tokens, segments = np.asarray(tokens), np.asarray(segments)
+    T = tokens.shape[1]
+    one_hot = np.eye(4)[segments][..., 1:]  # (B, T, 3): fails past segment 3
+    same = one_hot @ np.swapaxes(one_hot, -1, -2) > 0
+    return (np.tril(np.ones((T, T), bool)) & (tokens != 0)[:, None, :] & same)[:, None]
+
+
+@pytest.mark.parametrize("label,env", [
+    ("ex-attention-by-hand", dict(weights_by_hand=np.array([[0.7, 0.3], [0.5, 0.5]]),
+                                  outputs_by_hand=np.array([[2.8, 1.2], [2.0, 2.0]]))),
+    ("ex-attention-causal-independence", dict(unchanged=[0, 1])),
+    ("ex-attention-causal-independence", dict(unchanged=[0, 1, 2])),
+    ("ex-attention-implement", dict(my_attention=_tuned_attention)),
+    ("ex-attention-fix-additive-mask", dict(fixed_attention=_tuned_fix)),
+    ("ex-attention-identical-keys", dict(predict_identical_keys=_mean_of_allowed_values)),
+    ("ex-attention-combine-masks", dict(my_decoder_mask=_three_sentences_at_most)),
+])
+def test_hidden_cases_catch_answers_tuned_to_the_public_ones(label, env):
+    assert_tuned_answer_caught(CHAPTER, label, **env)
+
+
+def test_public_checks_no_longer_hold_the_values_they_hid():
+    weights = np.array([[np.e / (np.e + 1), 1 / (np.e + 1)], [0.5, 0.5]])
+    assert_public_check_hides(CHAPTER, "ex-attention-by-hand", weights, weights @ np.array([[4, 0], [0, 4]]),
+                              weights[0], spelled=["np.e / (np.e + 1)", "WEIGHTS", "OUTPUTS"])
+    assert_public_check_hides(CHAPTER, "ex-attention-causal-independence", [0, 1, 2, 3],
+                              spelled=["scaled_dot_product_attention", "_truth"])
+
+
+@pytest.mark.parametrize("label,env,message", [
+    ("ex-attention-by-hand", dict(weights_by_hand=np.array([[0.7, 0.2], [0.5, 0.5]]),
+                                  outputs_by_hand=np.array([[2.8, 0.8], [2.0, 2.0]])), "sum to 1"),
+    ("ex-attention-by-hand", dict(weights_by_hand=np.array([[0.7, 0.3], [0.5, 0.5]]),
+                                  outputs_by_hand=np.array([[2.8, 1.2], [2.5, 1.5]])), "weighted average"),
+    ("ex-attention-by-hand", dict(weights_by_hand=np.array([0.7, 0.3]), outputs_by_hand=np.zeros((2, 2))),
+     "must be (2, 2)"),
+    ("ex-attention-causal-independence", dict(unchanged=[0, 1, 4]), "whose own input changed"),
+])
+def test_public_checks_still_catch_what_they_can_without_the_values(label, env, message):
+    passed, text = check(label, **env)
+    assert not passed and message in text, text

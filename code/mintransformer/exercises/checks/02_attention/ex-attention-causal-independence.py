@@ -1,29 +1,20 @@
-"""Exercise: which outputs of masked self-attention stay exactly equal when the future changes."""
+"""Exercise: which outputs of masked self-attention stay exactly equal when the future changes.
+
+The check confirms the format; the positions themselves are a hidden test case (grading/hidden/),
+checked when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
 
-import mintransformer as mt
-from mintransformer.exercises.checking import answered, to_numpy
+from mintransformer.exercises.checking import answered
 
 OK_FORMAT = False
 name = "ex-attention-causal-independence"
 points = 1
 
 LENGTH = 6
-CHANGED_INPUTS = (4, 5)
-
-
-def _truth():
-    """The positions whose output is bit-for-bit unchanged, measured on a fresh random sequence."""
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(1, LENGTH, 4)).astype("float32")
-    x_changed = x.copy()
-    x_changed[:, list(CHANGED_INPUTS)] = rng.normal(size=(1, len(CHANGED_INPUTS), 4))
-    mask = mt.causal_mask(LENGTH)
-    out = to_numpy(mt.scaled_dot_product_attention(x, x, x, mask=mask)[0], "")
-    out_changed = to_numpy(mt.scaled_dot_product_attention(x_changed, x_changed, x_changed, mask=mask)[0], "")
-    return [t for t in range(LENGTH) if np.array_equal(out[:, t], out_changed[:, t])]
+CHANGED_INPUTS = (4, 5)  # the inputs the exercise changes
 
 
 def _positions(unchanged):
@@ -45,20 +36,13 @@ def _positions(unchanged):
 @test_case(points=1)
 def positions(unchanged):
     answered(unchanged, "unchanged")
-    got, truth = _positions(unchanged), _truth()
-    if got == truth:
-        return
+    got = _positions(unchanged)
     if len(set(got)) != len(got) or any(not 0 <= t < LENGTH for t in got):
         raise AssertionError(
             f"`unchanged` is {got}: list each output position once, from 0 to {LENGTH - 1}."
         )
-    changed = [t for t in got if t not in truth]
-    if changed:
+    if any(t in CHANGED_INPUTS for t in got):
         raise AssertionError(
-            "Some of the positions in `unchanged` have outputs that do change: output t sees the inputs "
-            "at positions 0 to t, its own included. Which outputs see one of the changed inputs?"
+            "`unchanged` holds a position whose own input changed: output t sees the inputs at positions "
+            "0 to t, its own included, so its output changes with it."
         )
-    raise AssertionError(
-        "`unchanged` misses some outputs that stay exactly equal: an output that sees none of the changed "
-        "inputs cannot change. Which outputs are they?"
-    )
