@@ -4,6 +4,8 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import pathlib
+
 import keras
 import numpy as np
 import pytest
@@ -13,10 +15,17 @@ import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "05_layer_norm"
+HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CHAPTER
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
 
@@ -217,12 +226,15 @@ def test_invariance_names_the_surviving_shift_for_negative_a():
 
 @pytest.mark.parametrize("rows,message", [
     ({"scaled_row": (0, 0), "reversed_row": (1, 2)}, "the ramp itself"),
-    ({"scaled_row": (1, 2), "reversed_row": (1, 2)}, "a * [1, 2, 3, 4] + c with a > 0"),
-    ({"scaled_row": (1, 0), "reversed_row": (1, 0)}, "a * [1, 2, 3, 4] + c with a < 0"),
+    ({"scaled_row": (1, 2), "reversed_row": (1, 2)}, "are the same row"),
+    ({"scaled_row": (1, 0), "reversed_row": (1, 0)}, "are the same row"),
+    ({"scaled_row": (1, 0), "reversed_row": (0, 0)}, "`reversed_row` is the ramp itself"),
+    ({"scaled_row": (1, 2), "reversed_row": (0, 1)}, "a * [1, 2, 3, 4] + c with a > 0"),  # hidden cases
+    ({"scaled_row": (1, 0), "reversed_row": (0, 1)}, "a * [1, 2, 3, 4] + c with a < 0"),
     ({"scaled_row": 3, "reversed_row": (1, 2)}, "must be a pair (b, t)"),
 ])
 def test_invariance_rejects_wrong_rows(rows, message):
-    passed, text = check("ex-layernorm-invariance", predict_affine=lambda ln_x, a, c: np.sign(a) * ln_x, **rows)
+    passed, text = graded("ex-layernorm-invariance", predict_affine=lambda ln_x, a, c: np.sign(a) * ln_x, **rows)
     assert not passed and message in text, text
 
 
@@ -239,7 +251,7 @@ def test_invariance_rejects_wrong_rows(rows, message):
     (0.0007, 1.9, "give it to 3 significant digits"),
 ])
 def test_epsilon_rejects_the_estimates(small, keras_eps, message):
-    passed, text = check("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
+    passed, text = graded("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
     assert not passed and message in text, text
 
 
@@ -252,8 +264,9 @@ def test_epsilon_names_the_rounded_estimate_for_keras_eps():
 
 def test_epsilon_accepts_three_digits():
     for small, keras_eps in [(0.00700, 0.178), (0.007003, 0.1779), (np.float64(0.0070029), 0.17789)]:
-        passed, text = check("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
-        assert passed, text
+        for run in (check, graded):
+            passed, text = run("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
+            assert passed, text
 
 
 # --- ex-layernorm-fix-normalization ----------------------------------------------------------------
@@ -405,12 +418,12 @@ def test_rmsnorm_rejects_the_wrong_formulas(wrong, message):
 
 
 def test_rmsnorm_invariance_answer():
-    passed, text = check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps="shift")
+    passed, text = graded("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps="shift")
     assert not passed and "is not the invariance RMSNorm keeps" in text, text
     assert "'scale'" not in text and '"scale"' not in text, text  # one of two: never name the other
     passed, text = check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps="both")
     assert not passed and 'the string "scale" or "shift"' in text, text
-    passed, text = check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps=" Scale")
+    passed, text = graded("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps=" Scale")
     assert passed, text
 
 
@@ -483,7 +496,7 @@ SIGMA_SMALL_EPS, SIGMA_KERAS_EPS = 0.0070029, 0.17789  # the thresholds, to 5 si
     (0.0001, 0.001), (0.5, 0.9), (0.006, 0.15), (0.0075, 0.2), (0.00707, 0.2236), (1e-6, 1e-3),
 ])
 def test_epsilon_messages_give_no_threshold(small, keras_eps):
-    passed, text = check("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
+    passed, text = graded("ex-layernorm-epsilon", sigma_small_eps=small, sigma_keras_eps=keras_eps)
     assert not passed, text
     assert_hides(text, SIGMA_SMALL_EPS, SIGMA_KERAS_EPS, 0.0070, 0.178, 0.00700)
     assert "% " not in text and "%." not in text, text  # not how far off, either
@@ -495,7 +508,7 @@ def test_epsilon_messages_give_no_threshold(small, keras_eps):
     {"scaled_row": (1, 0), "reversed_row": (0, 1)},
 ])
 def test_invariance_rows_messages_give_no_row(rows):
-    passed, text = check("ex-layernorm-invariance", predict_affine=lambda ln_x, a, c: np.sign(a) * ln_x, **rows)
+    passed, text = graded("ex-layernorm-invariance", predict_affine=lambda ln_x, a, c: np.sign(a) * ln_x, **rows)
     assert not passed, text
     assert "(1, 2)" not in text and "[4.0, 3.0, 2.0, 1.0]" not in text, text
     if rows["scaled_row"] != (1, 0):
@@ -503,7 +516,7 @@ def test_invariance_rows_messages_give_no_row(rows):
 
 
 def test_rmsnorm_says_the_same_for_every_wrong_invariance():
-    texts = [check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps=answer)[1] for answer in ("shift",)]
+    texts = [graded("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps=answer)[1] for answer in ("shift",)]
     for text in texts:
         assert "scale" not in text.split("AssertionError")[-1].lower(), text
 
@@ -519,3 +532,92 @@ def test_count_messages_give_no_count(wrong):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# --- hidden cases (grading/hidden/05_layer_norm): answers tuned to the public cases fail them ------
+
+def test_every_exercise_with_one_right_answer_has_hidden_cases():
+    assert sorted(p.stem for p in HIDDEN.glob("*.py")) == sorted(mt.exercises.labels(CHAPTER))
+
+
+def _tuned_layer_norm(x, gamma, beta, eps=1e-6):
+    """Right on the public inputs, (B, T, D) and (N, D): the axis assumed from the number of axes."""
+    x = np.asarray(x, dtype="float64")
+    axis = 2 if x.ndim == 3 else 1
+    mu = x.mean(axis=axis, keepdims=True)
+    return gamma * (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=axis, keepdims=True) + eps) + beta
+
+
+def _tuned_affine(ln_x, a, c):
+    """Right at the public (a, c) only: a sign looked up from the values of a the public cases use."""
+    return -np.asarray(ln_x) if a in (-2.0, -1.0, -0.5) else np.asarray(ln_x)
+
+
+class _TunedAddAndNorm(keras.layers.Layer):
+    """Right at the public width D = 16 only: gamma and beta made for it."""
+
+    def build(self, *shapes):
+        self.gamma = self.add_weight(shape=(16,), initializer="ones")
+        self.beta = self.add_weight(shape=(16,), initializer="zeros")
+
+    def call(self, x, sublayer_output):
+        s = x + sublayer_output
+        mu = ops.mean(s, axis=-1, keepdims=True)
+        var = ops.mean(ops.square(s - mu), axis=-1, keepdims=True)
+        return self.gamma[: s.shape[-1]] * (s - mu) / ops.sqrt(var + 1e-6) + self.beta[: s.shape[-1]]
+
+
+def _tuned_count(num_layers, d_model, norm_first):
+    """The public settings' counts, looked up (from the package, as one would copy them)."""
+    table = {(n, d, f): ((2 * n + f) * 2 * d, (3 * n + f) * 2 * d)
+             for n, d in ((5, 8), (7, 6), (1, 4), (6, 512)) for f in (0, 1)}
+    return table[(num_layers, d_model, int(norm_first))]
+
+
+@pytest.mark.parametrize("label,env", [
+    ("ex-layernorm-implement", {"my_layer_norm": _tuned_layer_norm}),
+    ("ex-layernorm-invariance", {"predict_affine": _tuned_affine, **RIGHT_ROWS}),
+    ("ex-layernorm-invariance", {"predict_affine": lambda ln_x, a, c: np.sign(a) * ln_x,
+                                 "scaled_row": (0, 1), "reversed_row": (0, 2)}),  # rows of the right form
+    ("ex-layernorm-epsilon", {"sigma_small_eps": 0.0069, "sigma_keras_eps": 0.17}),  # where r > 1.01, too small
+    ("ex-layernorm-fix-normalization", {"AddAndNorm": _TunedAddAndNorm}),
+    ("ex-layernorm-rmsnorm", {"rms_norm": lambda x, gamma, eps=1e-6: _right_rms(x, gamma), "rmsnorm_keeps": "scale"}),
+    ("ex-layernorm-rmsnorm", {"rms_norm": _right_rms, "rmsnorm_keeps": "shift"}),
+    ("ex-layernorm-count", {"count_norm_params": _tuned_count}),
+])
+def test_answers_tuned_to_the_public_cases_fail_the_hidden_ones(label, env):
+    public = mt.exercises.run_check(CHAPTER, label, env)
+    assert public.passed_all, public.summary()
+    merged = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
+    failed = [i for i, r in enumerate(merged.test_case_results) if not r.passed]
+    assert failed and min(failed) >= len(public.test_case_results), merged.summary()  # the hidden cases
+
+
+def test_public_checks_no_longer_hold_the_fixed_answers():
+    import importlib.util
+
+    def public(label):
+        path = mt.exercises.check_path(CHAPTER, label)
+        spec = importlib.util.spec_from_file_location(label.replace("-", "_"), path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return path.read_text(), module
+
+    # The epsilon thresholds: no function of the public check computes them, no digits of them in it.
+    text, module = public("ex-layernorm-epsilon")
+    assert "_threshold" not in text and not hasattr(module, "_threshold")
+    assert_hides(text, SIGMA_SMALL_EPS, SIGMA_KERAS_EPS, 0.00700, 0.178)
+    for value in vars(module).values():
+        assert not (isinstance(value, float) and (np.isclose(value, SIGMA_SMALL_EPS, rtol=1e-3)
+                                                  or np.isclose(value, SIGMA_KERAS_EPS, rtol=1e-3)))
+    # The rows and the invariance: every answer of the right form passes the public check.
+    for scaled in [(0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]:
+        passed, text = check("ex-layernorm-invariance", predict_affine=lambda ln_x, a, c: np.sign(a) * ln_x,
+                             scaled_row=scaled, reversed_row=(1, 2) if scaled != (1, 2) else (1, 0))
+        assert passed, text
+    text, _ = public("ex-layernorm-invariance")
+    assert "ln[0, 0]" not in text and "(1, 0)" not in text and "(1, 2)" not in text
+    for keeps in ("scale", "shift"):
+        assert check("ex-layernorm-rmsnorm", rms_norm=_right_rms, rmsnorm_keeps=keeps)[0]
+    text, _ = public("ex-layernorm-rmsnorm")
+    assert '!= "scale"' not in text and '== "scale"' not in text

@@ -1,4 +1,8 @@
-"""Exercise: layer norm of an affine transform of x, and the rows of the tiny batch that show it."""
+"""Exercise: layer norm of an affine transform of x, and the rows of the tiny batch that show it.
+
+The public cases check predict_affine and the form of the rows; the rows themselves are compared
+by a hidden case, when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
@@ -41,8 +45,9 @@ MISTAKES = [
 ]
 
 
-def _check(predict_affine, pairs, case):
-    x = np.random.default_rng(0).normal(size=(2, 3, 8)).astype("float32")
+def _check(predict_affine, pairs, case, x=None):
+    if x is None:
+        x = np.random.default_rng(0).normal(size=(2, 3, 8)).astype("float32")
     ln_x = _ln(x)
     expected = [_ln(a * x + c) for a, c in pairs]
     got = [call(predict_affine, "predict_affine", ln_x, a, c) for a, c in pairs]
@@ -79,18 +84,14 @@ def _row(value, name):
 
 @test_case(points=1)
 def rows_of_the_tiny_batch(scaled_row, reversed_row):
-    ln = _ln(TINY)
-    b, t = _row(scaled_row, "scaled_row")
-    if (b, t) == (0, 0):
+    # The form and the known slips only: which rows are right is for the graded notebook's hidden case.
+    scaled, reversed_ = _row(scaled_row, "scaled_row"), _row(reversed_row, "reversed_row")
+    if scaled == (0, 0):
         raise AssertionError("`scaled_row` is the ramp itself (a = 1): find the row that is a multiple of it.")
-    if not np.allclose(ln[b, t], ln[0, 0], atol=1e-4):
+    if reversed_ == (0, 0):
+        raise AssertionError("`reversed_row` is the ramp itself (a = 1 > 0): find a row with a < 0.")
+    if scaled == reversed_:
         raise AssertionError(
-            f"`scaled_row` = {(b, t)} is {TINY[b, t].tolist()}, and its layer norm is not the ramp's: "
-            "look for a row a * [1, 2, 3, 4] + c with a > 0."
-        )
-    b, t = _row(reversed_row, "reversed_row")
-    if not np.allclose(ln[b, t], -ln[0, 0], atol=1e-4):
-        raise AssertionError(
-            f"`reversed_row` = {(b, t)} is {TINY[b, t].tolist()}, and its layer norm is not minus the "
-            "ramp's: look for a row a * [1, 2, 3, 4] + c with a < 0."
+            "`scaled_row` and `reversed_row` are the same row: one is a * [1, 2, 3, 4] + c with a > 0, the other "
+            "with a < 0."
         )

@@ -1,4 +1,8 @@
-"""Exercise: RMSNorm, layer norm without the mean and without beta."""
+"""Exercise: RMSNorm, layer norm without the mean and without beta.
+
+The public cases check rms_norm and the form of rmsnorm_keeps; which invariance it names is
+checked by a hidden case, when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
@@ -85,14 +89,13 @@ def differs_from_layer_norm_otherwise(rms_norm):
              "On a (5, 6) input whose last row has an RMS of about 1e-4")
 
 
-@test_case(points=1)
-def which_invariance(rmsnorm_keeps):
+def _invariance(rmsnorm_keeps):
     answered(rmsnorm_keeps, "rmsnorm_keeps")
     if not isinstance(rmsnorm_keeps, str) or rmsnorm_keeps.strip().lower() not in ("scale", "shift"):
         raise AssertionError('`rmsnorm_keeps` must be the string "scale" or "shift".')
-    if rmsnorm_keeps.strip().lower() != "scale":  # one of two: the message must not name the other
-        raise AssertionError(
-            f"`rmsnorm_keeps` = {rmsnorm_keeps!r} is not the invariance RMSNorm keeps. Try both on the tiny "
-            "batch: compare rms_norm(a * x, gamma) and rms_norm(x + c, gamma) with rms_norm(x, gamma), for an "
-            "a > 0 and a c of your choice."
-        )
+    return rmsnorm_keeps.strip().lower()
+
+
+@test_case(points=1)
+def which_invariance(rmsnorm_keeps):
+    _invariance(rmsnorm_keeps)  # the form only: which one is right is for the graded notebook's hidden case

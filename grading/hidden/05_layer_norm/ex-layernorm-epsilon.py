@@ -1,0 +1,48 @@
+"""Hidden cases of ex-layernorm-epsilon: the thresholds themselves.
+
+Merged after the public check (mt.exercises.merged_source), so its helpers (_number, _r, _same,
+_known_mistakes) are in scope.
+"""
+
+import numpy as np
+from otter.test_files import test_case
+
+
+def _threshold(eps, ratio=1.01):
+    """The largest sigma with r(sigma) > ratio: r decreases from 1/sqrt(eps) at 0 through 1.01."""
+    low, high = eps, 0.5
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _r(middle, eps) > ratio else (low, middle)  # noqa: F821 (the public check's)
+    return low
+
+
+def _value(value, name, eps, other_name, other_eps):
+    value = _number(value, name)  # noqa: F821
+    _known_mistakes(value, name, eps)  # noqa: F821
+    expected = _threshold(eps)
+    if _same(value, expected, rtol=5e-4):  # noqa: F821 (3 significant digits: 0.00702 is not 0.0070029)
+        return
+    if _same(value, _threshold(other_eps), rtol=5e-4):  # noqa: F821 (without saying that it is right there)
+        raise AssertionError(f"`{name}` = {value:.4g}: check which eps you used. `{name}` is for eps = {eps:g}.")
+    if 0 < value < expected and value > 0.5 * expected:
+        raise AssertionError(
+            f"`{name}` = {value:.4g}: there r(sigma) > 1.01 indeed, but it is not the largest such sigma: "
+            "yours is too small. Use a finer grid of sigma near the threshold, or solve r(sigma) = 1.01 "
+            "(give the answer to 3 significant digits)."
+        )
+    raise AssertionError(
+        f"`{name}` = {value:.4g} is not the largest sigma at which r(sigma) = sqrt(sigma^2 + eps) / "
+        f"(sigma + eps) exceeds 1.01 for eps = {eps:g} (give it to 3 significant digits). r is close "
+        "to 1 for large sigma and grows as sigma shrinks."
+    )
+
+
+@test_case(points=1, hidden=True)
+def hidden_threshold_of_this_book(sigma_small_eps):
+    _value(sigma_small_eps, "sigma_small_eps", 1e-6, "sigma_keras_eps", 1e-3)
+
+
+@test_case(points=1, hidden=True)
+def hidden_threshold_of_keras(sigma_keras_eps):
+    _value(sigma_keras_eps, "sigma_keras_eps", 1e-3, "sigma_small_eps", 1e-6)
