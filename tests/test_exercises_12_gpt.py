@@ -4,6 +4,9 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import pathlib
+import runpy
+
 import numpy as np
 import pytest
 from keras import ops
@@ -12,10 +15,17 @@ import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "12_gpt"
+HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CHAPTER
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def check_merged(label, **env):
+    """The check with its hidden cases, as the instructor grades."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
 
@@ -100,11 +110,26 @@ def test_cache_memory_never_gives_the_count_nor_how_to_make_it():
 
 @pytest.mark.parametrize("batch,message", [
     (6, "the batch is too small"), (8, "is not the smallest"), (6.6, "whole number"), ("7", "whole number"),
+    (0, "at least one sequence"),
 ])
 def test_cache_memory_refuses_a_wrong_batch_without_giving_the_answer(batch, message):
-    passed, text = check("ex-gpt-cache-memory", cache_values=_cache_values(), batch_over_weights=batch)
-    assert not passed and message in text, text
-    assert "7 " not in text.replace("1,024", "")  # the answer is never in the message
+    for merged in (False, True):
+        passed, text = (check_merged if merged else check)(
+            "ex-gpt-cache-memory", cache_values=_cache_values(), batch_over_weights=batch)
+        assert not passed and message in text, text
+        assert "7 " not in text.replace("1,024", "")  # the answer is never in the message
+
+
+def test_cache_memory_public_check_judges_the_batch_by_the_students_own_formula():
+    # Without a working cache_values, the public check cannot tell a wrong batch: the hidden case does.
+    for cache_values in (None, stub, _cache_values("keys-only")):
+        batch = 14 if cache_values is not None and cache_values is not stub else 6
+        env = dict(cache_values=cache_values, batch_over_weights=batch)
+        result = mt.exercises.run_check(CHAPTER, "ex-gpt-cache-memory", env)
+        assert result.test_case_results[-1].passed, result.summary()
+        passed, text = check_merged("ex-gpt-cache-memory", **env)
+        assert not passed and "is not the smallest number of 1,024-token sequences" in text, text
+        assert_hides(text, 7, _cache_values()(12, 768, 1, 1024))
 
 
 def test_the_mask_check_catches_the_upper_triangle_and_missing_padding():
@@ -163,3 +188,63 @@ def test_cache_memory_batch_messages_give_no_answer(batch):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden)
+def test_cache_memory_public_check_holds_neither_the_count_nor_the_batch():
+    path = pathlib.Path(mt.exercises.check_path(CHAPTER, "ex-gpt-cache-memory"))
+    text = path.read_text()
+    per_sequence = _cache_values()(12, 768, 1, 1024)
+    for form in (str(per_sequence), f"{per_sequence:,}", f"{per_sequence:_}", "2 * num_layers"):
+        assert form not in text
+    module = runpy.run_path(str(path))
+    for key, value in module.items():
+        if callable(value) and getattr(value, "__module__", None) == "<run_path>" and key != "test_case":
+            try:
+                got = value(12, 768, 1, 1024)
+            except Exception:
+                continue
+            assert got != per_sequence, key  # no function of the public check counts the cache
+        assert not (isinstance(value, int) and value in (7, per_sequence)), key
+
+
+def _tuned_cache_values(num_layers, d_model, batch_size, length):
+    """Right on the public check's configurations (looked up), wrong elsewhere: the d_k of 4 heads."""
+    public = {(2, 16, 3, 10): 1920, (1, 24, 1, 7): 336, (3, 32, 2, 5): 1920}
+    return public.get((num_layers, d_model, batch_size, length), _cache_values("d_k")(num_layers, d_model,
+                                                                                       batch_size, length))
+
+
+def test_cache_memory_hidden_cases_catch_an_answer_tuned_to_the_public_ones():
+    batch = next(b for b in range(1, 100) if _tuned_cache_values(12, 768, b, 1024) > 124_439_808)
+    assert check("ex-gpt-cache-memory", cache_values=_tuned_cache_values, batch_over_weights=batch)[0]
+    passed, text = check_merged("ex-gpt-cache-memory", cache_values=_tuned_cache_values, batch_over_weights=batch)
+    assert not passed and "GPT-2 small, one sequence" in text and "is not the smallest" in text, text
+    assert check_merged("ex-gpt-cache-memory", cache_values=_cache_values(), batch_over_weights=7)[0]
+
+
+def test_fix_mask_hidden_cases_catch_a_mask_that_ignores_pad_id():
+    def zero_is_padding(tokens, pad_id):  # the public cases always pass pad_id 0
+        T = tokens.shape[1]
+        return np.tril(np.ones((T, T), bool))[None, None] & (np.asarray(tokens) != 0)[:, None, None, :]
+
+    assert check("ex-gpt-fix-mask", lm_mask=zero_is_padding)[0]
+    passed, text = check_merged("ex-gpt-fix-mask", lm_mask=zero_is_padding)
+    assert not passed and "pad_id = 3" in text, text
+
+
+def test_generate_by_hand_hidden_cases_catch_a_cache_of_fixed_length():
+    def fixed_cache(model, prompt, max_new_tokens):  # long enough for every public case, not for a longer text
+        caches = model.start_cache(1, 17)
+        logits, caches = model.decode_step(np.array([prompt], "int32"), 0, caches)
+        new = []
+        for i in range(max_new_tokens):
+            scores = ops.convert_to_numpy(logits)[0].copy()
+            scores[0] = -np.inf
+            new.append(int(scores.argmax()))
+            logits, caches = model.decode_step(np.array([[new[-1]]], "int32"), len(prompt) + i, caches)
+        return new
+
+    assert check("ex-gpt-generate-by-hand", greedy_by_hand=fixed_cache)[0]
+    passed, text = check_merged("ex-gpt-generate-by-hand", greedy_by_hand=fixed_cache)
+    assert not passed and "an 11-token prompt" in text, text
