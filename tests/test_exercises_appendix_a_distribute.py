@@ -4,6 +4,9 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import itertools
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -11,10 +14,17 @@ import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
 
 CHAPTER = "appendix_a_distribute"
+HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CHAPTER
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def check_merged(label, **env):
+    """The check with its hidden cases, as the instructor grades."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
 
@@ -204,3 +214,40 @@ def test_cost_messages_give_no_count(skip):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden)
+def test_by_hand_hidden_cases_catch_slices_that_only_split_evenly():
+    def even_split(model, inputs, labels, replicas):  # np.split: right for the public 6 rows in 1, 2 or 3
+        n, total = np.count_nonzero(labels), None
+        for source, target_in, target_out in zip(*(np.split(a, replicas) for a in (*inputs, labels))):
+            share = np.count_nonzero(target_out) / n
+            grads = mt.distribute.gradients(model, lambda y, p: mt.masked_loss(y, p) * share, (source, target_in),
+                                            target_out)
+            total = grads if total is None else [t + g for t, g in zip(total, grads)]
+        return total
+
+    assert check("ex-dist-by-hand", data_parallel_gradient=even_split)[0]
+    passed, text = check_merged("ex-dist-by-hand", data_parallel_gradient=even_split)
+    assert not passed and "array split does not result in an equal division" in text, text
+    assert check_merged("ex-dist-by-hand", data_parallel_gradient=_by_hand("share"))[0]
+
+
+def test_cost_hidden_cases_catch_a_feed_forward_of_4_d_model():
+    def four_d(num_layers, d_model, dff, vocab_size, steps, tokens, length):  # dff taken as 4 d_model, as in public
+        return _cost()(num_layers, d_model, 4 * d_model, vocab_size, steps, tokens, length)
+
+    assert check("ex-dist-cost", training_cost=four_d)[0]
+    passed, text = check_merged("ex-dist-cost", training_cost=four_d)
+    assert not passed and "d_model 96, dff 200" in text, text
+    assert check_merged("ex-dist-cost", training_cost=_cost())[0]
+
+
+def test_accumulate_hidden_cases_catch_three_micro_batches_assumed():
+    def three(model, micro_batches):  # reads the three micro-batches that both public streams hold
+        return _accumulated()(model, itertools.islice(micro_batches, 3))
+
+    assert check("ex-dist-accumulate", accumulated_gradient=three)[0]
+    passed, text = check_merged("ex-dist-accumulate", accumulated_gradient=three)
+    assert not passed and "gradients of batches of [2, 1, 3] rows" in text, text
+    assert check_merged("ex-dist-accumulate", accumulated_gradient=_accumulated())[0]

@@ -12,17 +12,17 @@ name = "ex-dist-by-hand"
 points = 3
 
 
-def _model_and_batch(seed):
+def _model_and_batch(seed, source_cuts=(3, 7, 2, 6, 5, 4), target_cuts=(7, 2, 6, 1, 3, 2)):
     keras.utils.set_random_seed(seed)
     model = mt.MinTransformer(1, 16, 2, 32, 12, 12, max_length=16, dropout=0.0, share_embeddings=True)
     rng = np.random.default_rng(seed)
-    rows, length = 6, 7
+    rows, length = len(source_cuts), max(max(source_cuts), max(target_cuts))
     source = rng.integers(3, 12, (rows, length)).astype("int32")
     target = rng.integers(3, 12, (rows, length + 1)).astype("int32")
     # Ragged, and each row's source as long as its target in no row: the labels hold 15 and 6 tokens in
     # 2 slices (9, 7 and 5 in 3), the sources 12 and 15 (10, 8 and 9), so a weight by the source's tokens
     # is not the weight by the labels' tokens.
-    for row, (source_cut, target_cut) in enumerate(zip([3, 7, 2, 6, 5, 4], [7, 2, 6, 1, 3, 2])):
+    for row, (source_cut, target_cut) in enumerate(zip(source_cuts, target_cuts)):
         source[row, source_cut:] = 0
         target[row, target_cut + 1:] = 0
     inputs, labels = (source, target[:, :-1]), target[:, 1:]
@@ -34,8 +34,8 @@ def _flat(arrays):
     return np.concatenate([np.ravel(np.asarray(a, "float64")) for a in arrays])
 
 
-def _check(data_parallel_gradient, replicas, seed):
-    model, inputs, labels = _model_and_batch(seed)
+def _check(data_parallel_gradient, replicas, seed, **cuts):
+    model, inputs, labels = _model_and_batch(seed, **cuts)
     expected = _flat(mt.distribute.gradients(model, mt.masked_loss, inputs, labels))
     rows, gradients = [], mt.distribute.gradients
 
