@@ -11,12 +11,19 @@ from keras import ops
 
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught, hidden_path
 
 CHAPTER = "03_multihead_attention"
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases (grading/hidden/)."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
 
@@ -51,7 +58,7 @@ RIGHT_SHAPES = {
 
 
 def test_shapes_accepts_lists_and_rejects_an_unfilled_entry():
-    passed, _ = check("ex-multihead-shapes", shapes={k: list(v) for k, v in RIGHT_SHAPES.items()})
+    passed, _ = graded("ex-multihead-shapes", shapes={k: list(v) for k, v in RIGHT_SHAPES.items()})
     assert passed
     passed, text = check("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, logits=...))
     assert not passed and 'shapes["logits"]` is still `...`' in text
@@ -70,7 +77,7 @@ def test_shapes_accepts_lists_and_rejects_an_unfilled_entry():
     ("merged", (2, 7, 8, 64), "still has a head axis"),
 ])
 def test_shapes_names_the_mistake(key, wrong, message):
-    passed, text = check("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, **{key: wrong}))
+    passed, text = graded("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, **{key: wrong}))
     assert not passed and message in text, text
     assert_hides(text, RIGHT_SHAPES[key])
 
@@ -78,7 +85,7 @@ def test_shapes_names_the_mistake(key, wrong, message):
 @pytest.mark.parametrize("key", sorted(RIGHT_SHAPES))
 @pytest.mark.parametrize("wrong", [(1, 2, 3), (2, 8, 3, 3), (2, 7, 9, 512)])
 def test_shapes_never_gives_a_shape_away(key, wrong):
-    passed, text = check("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, **{key: wrong}))
+    passed, text = graded("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, **{key: wrong}))
     assert not passed, text
     assert_hides(text, RIGHT_SHAPES[key])
 
@@ -322,13 +329,13 @@ def test_params_counts_are_the_layers():
     ("params_six_heads", "many", "must be a number"),
 ])
 def test_params_names_the_mistake(name, wrong, message):
-    passed, text = check("ex-multihead-params", **dict(RIGHT_COUNTS, **{name: wrong}))
+    passed, text = graded("ex-multihead-params", **dict(RIGHT_COUNTS, **{name: wrong}))
     assert not passed and message in text, text
     assert_hides(text, *RIGHT_COUNTS.values())  # the message never gives a count away
 
 
 def test_params_accepts_the_counts():
-    passed, text = check("ex-multihead-params", **RIGHT_COUNTS)
+    passed, text = graded("ex-multihead-params", **RIGHT_COUNTS)
     assert passed, text
 
 
@@ -455,3 +462,89 @@ def test_fix_accepts_positional_and_keyword_calls():
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden/)
+PUBLIC_FOLD_SIZES = [((2, 5, 12), 3), ((1, 4, 16), 4), ((3, 2, 8), 1), ((2, 3, 6), 6)]
+
+
+def _fold_looked_up(x, num_heads):
+    """Right for the public cases' (shape, h) only; a plain reshape otherwise."""
+    B, T, D = x.shape
+    if ((B, T, D), num_heads) in PUBLIC_FOLD_SIZES:
+        return _fold_right(x, num_heads)
+    return np.reshape(x, (B * num_heads, T, D // num_heads))
+
+
+def _head_terms_of_four_heads(layer, query, key, value):
+    """Right for the public layer only: its h = 4 heads of d_k = 4 typed in."""
+    (Wq, bq), (Wk, bk), (Wv, bv), (Wo, _) = (
+        [ops.convert_to_numpy(w) for w in dense.weights] for dense in (layer.wq, layer.wk, layer.wv, layer.wo))
+    terms = []
+    for i in range(4):
+        c = slice(4 * i, 4 * i + 4)
+        head, _ = mt.scaled_dot_product_attention(query @ Wq[:, c] + bq[c], key @ Wk[:, c] + bk[c],
+                                                  value @ Wv[:, c] + bv[c])
+        terms.append(ops.convert_to_numpy(head) @ Wo[c, :])
+    return np.stack(terms)
+
+
+def _copy_to_sixteen(theirs, ours):
+    """Right for the public layers only: their width 16 typed in."""
+    for dense, mine in [(theirs.query_dense, ours.wq), (theirs.key_dense, ours.wk),
+                        (theirs.value_dense, ours.wv), (theirs.output_dense, ours.wo)]:
+        mine.set_weights([np.reshape(w, (16, 16) if w.size == 256 else (16,)) for w in dense.get_weights()])
+
+
+def _mask_of_five(tokens):
+    """Right for the public batch only: its length 5 typed in."""
+    return np.tril(np.ones((5, 5), bool))[None] & (np.asarray(tokens)[:, None, :5] != 0)
+
+
+def _fixed_for_public_lengths(att, x, enc_output, mask):
+    """The fix where the public cases look (T = 4 or 5), the tutorial's call elsewhere."""
+    if x.shape[1] in (4, 5):
+        return att(enc_output, enc_output, x, mask)
+    return att(x, enc_output, enc_output, mask)
+
+
+@pytest.mark.parametrize("label,env", [
+    ("ex-multihead-shapes", dict(shapes=dict(RIGHT_SHAPES, logits=(2, 8, 9, 7)))),
+    ("ex-multihead-shapes", dict(shapes=dict(RIGHT_SHAPES, **{"split keys": (2, 9, 8, 64)}))),
+    ("ex-multihead-params", dict(RIGHT_COUNTS, params_big=12 * BIG_LAYER)),
+    ("ex-multihead-params", dict(RIGHT_COUNTS, params_six_heads=4 * 512 * 510)),
+    ("ex-multihead-split-merge", dict(fold_heads=_fold_looked_up, unfold_heads=_unfold_right)),
+    ("ex-multihead-sum", dict(head_terms=_head_terms_of_four_heads)),
+    ("ex-multihead-causal", dict(copy_from_keras=_copy_to_sixteen, keras_decoder_mask=_mask_of_five)),
+    ("ex-multihead-fix-argument-order", dict(fixed_cross_attention=_fixed_for_public_lengths)),
+])
+def test_hidden_cases_catch_answers_tuned_to_the_public_ones(label, env):
+    assert_tuned_answer_caught(CHAPTER, label, **env)
+
+
+def test_public_checks_no_longer_hold_the_values_they_hid():
+    assert_public_check_hides(CHAPTER, "ex-multihead-shapes", *RIGHT_SHAPES.values(),
+                              spelled=["MultiHeadAttention", "split_heads(", "_truth"])
+    assert_public_check_hides(CHAPTER, "ex-multihead-params", *RIGHT_COUNTS.values(), BIG_LAYER, BIG_KEY_DIM_LAYER,
+                              spelled=["count_params", "1024", "85"])
+
+
+@pytest.mark.parametrize("env,message", [
+    (dict(shapes=dict(RIGHT_SHAPES, logits=(2, 8, 7, 10))), "one of the exercise's sizes"),
+    (dict(shapes=dict(RIGHT_SHAPES, merged=())), "one of the exercise's sizes"),
+])
+def test_public_shapes_check_still_catches_what_it_can(env, message):
+    passed, text = check("ex-multihead-shapes", **env)
+    assert not passed and message in text, text
+
+
+@pytest.mark.parametrize("name,wrong,message", [
+    ("params_big", 18_911_232, "the base model's count"),
+    ("params_six_heads", 1_050_624, "the base model's count"),
+    ("params_six_heads", -5, "is positive"),
+])
+def test_public_params_check_still_catches_what_it_can(name, wrong, message):
+    passed, text = check("ex-multihead-params", **dict(RIGHT_COUNTS, **{name: wrong}))
+    assert not passed and message in text, text
+    assert_hides(text, *RIGHT_COUNTS.values())
+

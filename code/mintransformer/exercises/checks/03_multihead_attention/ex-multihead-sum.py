@@ -12,24 +12,23 @@ name = "ex-multihead-sum"
 points = 2
 
 D, H = 16, 4
-DK = D // H
 RULE = ("Compute each head from its column slices of the kernels, as the exercise asks: do not call "
         "the package's split_heads or merge_heads (the layer's own call uses them too).")
 
 
-def _layer(seed):
-    """An mt.MultiHeadAttention(16, 4) with random kernels and biases (biases not 0, so they count)."""
+def _layer(seed, d_model=D, num_heads=H):
+    """An mt.MultiHeadAttention (16, 4 by default) with random kernels and biases (biases not 0, so they count)."""
     rng = np.random.default_rng(seed)
-    layer = mt.MultiHeadAttention(d_model=D, num_heads=H)
-    layer.build((None, None, D))
-    layer.set_weights([(rng.normal(size=w.shape) / (np.sqrt(D) if w.ndim == 2 else 2)).astype("float32")
+    layer = mt.MultiHeadAttention(d_model=d_model, num_heads=num_heads)
+    layer.build((None, None, d_model))
+    layer.set_weights([(rng.normal(size=w.shape) / (np.sqrt(d_model) if w.ndim == 2 else 2)).astype("float32")
                        for w in layer.get_weights()])
     return layer
 
 
-def _inputs(seed, T=3, S=5):
+def _inputs(seed, T=3, S=5, d_model=D):
     rng = np.random.default_rng(seed)
-    return tuple(rng.normal(size=(2, n, D)).astype("float32") for n in (T, S, S))  # query, key, value
+    return tuple(rng.normal(size=(2, n, d_model)).astype("float32") for n in (T, S, S))  # query, key, value
 
 
 def _softmax(x):
@@ -37,16 +36,18 @@ def _softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _terms(layer, query, key, value, biases=True, wo_columns=False, scale=DK, strided=False):
+def _terms(layer, query, key, value, biases=True, wo_columns=False, scale=None, strided=False):
     """The h terms head_i W^O_i, (h, B, T, D), in float64; the keyword arguments make known mistakes."""
+    h, d_k = layer.num_heads, layer.d_k
+    scale = d_k if scale is None else scale
     (wq, bq), (wk, bk), (wv, bv), (wo, _) = (
         [ops.convert_to_numpy(w).astype("float64") for w in dense.weights]
         for dense in (layer.wq, layer.wk, layer.wv, layer.wo))
     if not biases:
         bq, bk, bv = 0 * bq, 0 * bk, 0 * bv
     terms = []
-    for i in range(H):
-        c = slice(i, None, H) if strided else slice(i * DK, (i + 1) * DK)
+    for i in range(h):
+        c = slice(i, None, h) if strided else slice(i * d_k, (i + 1) * d_k)
         q, k, v = query @ wq[:, c] + bq[c], key @ wk[:, c] + bk[c], value @ wv[:, c] + bv[c]
         head = _softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(scale)) @ v  # (B, T, d_k)
         terms.append(head @ (wo[:, c].T if wo_columns else wo[c, :]))
@@ -59,9 +60,10 @@ def _as_array(terms):
     return to_numpy(terms, "head_terms(...)")
 
 
-def _compare(head_terms, seed):
-    layer = _layer(seed)
-    query, key, value = _inputs(seed)
+def _compare(head_terms, seed, d_model=D, num_heads=H, T=3):
+    layer = _layer(seed, d_model, num_heads)
+    query, key, value = _inputs(seed, T=T, d_model=d_model)
+    d_k = d_model // num_heads
     try:
         with refusing([mt.split_heads, mt.merge_heads], head_terms, RULE):
             got = _as_array(call(head_terms, "head_terms", layer, query, key, value))
@@ -94,10 +96,10 @@ def _compare(head_terms, seed):
             "Your W^O_i is a block of columns of W^O, transposed. Head i's output occupies features "
             "[i d_k, (i + 1) d_k) of the concatenation, which multiply the ROWS [i d_k, (i + 1) d_k) "
             "of W^O: W^O_i = Wo[c, :].")
-    if like(got, _terms(layer, query, key, value, scale=D), atol=1e-4):
+    if like(got, _terms(layer, query, key, value, scale=d_model), atol=1e-4):
         raise AssertionError(
-            f"Your heads divide the scores by sqrt(d_model) = sqrt({D}): each head's queries and keys "
-            f"have d_k = d_model / h = {DK} features, so its scores are divided by sqrt(d_k) = sqrt({DK}) "
+            f"Your heads divide the scores by sqrt(d_model) = sqrt({d_model}): each head's queries and keys "
+            f"have d_k = d_model / h = {d_k} features, so its scores are divided by sqrt(d_k) = sqrt({d_k}) "
             "(mt.scaled_dot_product_attention does this for you).")
     if like(got, _terms(layer, query, key, value, strided=True), atol=1e-4):
         raise AssertionError(
@@ -112,7 +114,7 @@ def _compare(head_terms, seed):
         raise AssertionError(
             f"head_terms returns shape {got.shape}, one (B, T, D) array: return the h terms, not their "
             f"sum, stacked on a first axis of length h, {expected.shape}.")
-    if got.shape == (H, 2, 3, DK):
+    if got.shape == (num_heads, 2, T, d_k):
         raise AssertionError(
             f"Your terms have shape {got.shape}: W^O_i is a block of d_k ROWS of W^O, "
             "Wo[i * d_k:(i + 1) * d_k, :], so head_i W^O_i has width d_model.")

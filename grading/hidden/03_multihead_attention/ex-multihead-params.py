@@ -1,0 +1,100 @@
+"""Hidden cases of ex-multihead-params: the three counts, and the slips that only the counts show.
+
+Merged after the public check (mt.exercises.merged_source): _integer is its.
+"""
+
+import keras
+from otter.test_files import test_case
+
+import mintransformer as mt
+
+D, H = 1024, 16  # the paper's big model (Table 3): d_model = 1024, h = 16, N = 6
+BASE_D, BASE_H = 512, 8  # the base model, the chapter's example
+N_SUBLAYERS = 18  # 6 encoder self-attentions, 6 decoder self-attentions, 6 cross-attentions
+
+
+def _keras_count(num_heads, key_dim, d_model=D):
+    layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim)
+    layer.build((None, None, d_model), (None, None, d_model))
+    return layer.count_params()
+
+
+def _per_layer_mistakes(got, name, per_layer, no_bias_per_layer, three_projections):
+    """Messages for the usual slips, given the right count of one sub-layer."""
+    if got == per_layer:
+        return f"`{name}` = {got:,} is the count of ONE attention sub-layer: the big model has several."
+    if got == N_SUBLAYERS * no_bias_per_layer:
+        return (f"`{name}` = {got:,} leaves out the biases: mt.MultiHeadAttention (like Keras's layer) "
+                "gives each of its four projections a bias.")
+    if got in (12 * per_layer, 6 * per_layer):
+        return (f"`{name}` = {got:,} counts {got // per_layer} sub-layers. Each encoder layer has one "
+                "attention sub-layer and each decoder layer two: masked self-attention AND "
+                "encoder-decoder attention.")
+    if got == N_SUBLAYERS * three_projections:
+        return f"`{name}` = {got:,} counts three projections: there are four, W^Q, W^K, W^V and W^O."
+    return None
+
+
+@test_case(points=1, hidden=True)
+def hidden_big_model(params_big):
+    got = _integer(params_big, "params_big")  # noqa: F821 (the public check's)
+    layer = mt.MultiHeadAttention(d_model=D, num_heads=H)
+    layer.build((None, None, D))
+    right = N_SUBLAYERS * layer.count_params()
+    if got != right:
+        message = _per_layer_mistakes(got, "params_big", layer.count_params(), 4 * D * D, 3 * (D * D + D))
+        if got == N_SUBLAYERS * 4 * (BASE_D * BASE_D + BASE_D):
+            message = (f"`params_big` = {got:,} is the base model's count, which the chapter prints. The big "
+                       "model is twice as wide: d_model = 1024.")
+        raise AssertionError(message or (
+            f"`params_big` = {got:,} is not right. Count one mt.MultiHeadAttention(1024, 16) (four "
+            "D x D kernels and four biases), then the attention sub-layers of 6 encoder and 6 decoder layers."))
+
+
+@test_case(points=1, hidden=True)
+def hidden_key_dim_mistake(params_big_key_dim_mistake):
+    got = _integer(params_big_key_dim_mistake, "params_big_key_dim_mistake")  # noqa: F821 (the public check's)
+    per_layer = _keras_count(H, D)
+    if got != N_SUBLAYERS * per_layer:
+        width = H * D
+        message = _per_layer_mistakes(got, "params_big_key_dim_mistake", per_layer,
+                                      4 * D * width, 3 * (D * width + width))
+        if got == N_SUBLAYERS * _keras_count(H, D // H):
+            message = ("`params_big_key_dim_mistake` is the count with key_dim = d_model / h = 64. With "
+                       "key_dim=1024 every one of the 16 heads is 1024 wide.")
+        elif got == N_SUBLAYERS * _keras_count(BASE_H, D):
+            message = ("`params_big_key_dim_mistake` counts 8 heads of width 1024: the big model has 16 "
+                       "heads, so the projections are 16 times as wide as the model, not 8.")
+        elif got == N_SUBLAYERS * _keras_count(BASE_H, BASE_D, BASE_D):
+            message = ("`params_big_key_dim_mistake` is the base model's count, which the chapter prints. "
+                       "Redo it for d_model = 1024 and h = 16.")
+        elif got == 8 * N_SUBLAYERS * 4 * (D * D + D):
+            message = ("`params_big_key_dim_mistake` scales a count by 8, the base model's number of heads: "
+                       "the big model has 16. Count the layer with h = 16 heads of width 1024, weight by weight.")
+        elif got == H * N_SUBLAYERS * 4 * (D * D + D):
+            message = ("`params_big_key_dim_mistake` scales every weight of the layer by h: not all of them grow "
+                       "with key_dim. Which bias keeps the model's width whatever key_dim is? Count the layer's "
+                       "weights one by one.")
+        raise AssertionError(message or (
+            f"`params_big_key_dim_mistake` = {got:,} is not right. With key_dim=1024 and 16 heads the query, "
+            "key and value projections map 1024 to 16 x 1024 (with biases), and the output "
+            "projection maps that back to 1024 (with a bias); then count the sub-layers as in (a)."))
+
+
+@test_case(points=1, hidden=True)
+def hidden_six_heads(params_six_heads):
+    got = _integer(params_six_heads, "params_six_heads")  # noqa: F821 (the public check's)
+    right = _keras_count(6, 85, BASE_D)
+    if got != right:
+        if got == 4 * (BASE_D * BASE_D + BASE_D):
+            message = ("`params_six_heads` is the count of a layer with h d_k = 512. Here the 6 heads "
+                       "of 85 give projections of width 6 x 85 = 510, and W^O maps 510 back to 512.")
+        elif got == 4 * BASE_D * 510:
+            message = "`params_six_heads` leaves out the biases: three of width 510 and one of width 512."
+        elif got == N_SUBLAYERS * right:
+            message = "`params_six_heads` asks for ONE layer, not 18."
+        else:
+            message = (f"`params_six_heads` = {got:,} is not right. The query, key and value "
+                       "projections map 512 to 6 x 85 (with biases), the output projection maps "
+                       "that back to 512 (with a bias).")
+        raise AssertionError(message)
