@@ -279,3 +279,54 @@ def test_fixed_decode_refuses_tokenizer_decode():
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden)
+HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CHAPTER
+
+
+def check_merged(label, **env):
+    """The check with its hidden cases, as the instructor grades."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
+    return result.passed_all, result.summary()
+
+
+def _key(args):
+    """The arguments of a call, as a key (objects other than ids, words and texts by their identity)."""
+    def part(a):
+        if isinstance(a, (str, int, np.integer)):
+            return a if isinstance(a, str) else int(a)
+        if isinstance(a, (list, tuple, np.ndarray)):
+            return tuple(part(x) for x in (a.tolist() if isinstance(a, np.ndarray) else a))
+        return id(a)
+    return tuple(part(a) for a in args)
+
+
+def _tuned_to_the_public_cases(label, name, right):
+    """An answer that gives ``right``'s result for the inputs of the public check only (looked up), and
+    nothing for any other input."""
+    seen = {}
+
+    def recording(*args):
+        seen[_key(args)] = right(*args)
+        return seen[_key(args)]
+
+    assert check(label, **{name: recording})[0]
+    return lambda *args: seen.get(_key(args))
+
+
+@pytest.mark.parametrize("label,name,right", [
+    ("ex-translation-merge", "merge_step", _merge_step()),
+    ("ex-translation-bleu-by-hand", "bleu_by_hand", _bleu()),
+    ("ex-translation-fix-decode", "fixed_decode", _decode(join="")),
+])
+def test_hidden_cases_catch_an_answer_tuned_to_the_public_ones(label, name, right):
+    tuned = _tuned_to_the_public_cases(label, name, right)
+    public = mt.exercises.run_check(CHAPTER, label, {name: tuned})
+    assert public.passed_all, public.summary()
+    merged = mt.exercises.run_check(CHAPTER, label, {name: tuned}, hidden=HIDDEN / f"{label}.py")
+    # The public cases pass, every hidden case fails.
+    assert [r.passed for r in merged.test_case_results] == [True] * len(public.test_case_results) + [False] * (
+        len(merged.test_case_results) - len(public.test_case_results)), merged.summary()
+    passed, text = check_merged(label, **{name: right})
+    assert passed, text
