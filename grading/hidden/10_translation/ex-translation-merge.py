@@ -3,18 +3,13 @@
 Merged after the public check (mt.exercises.merged_source), so its helpers (_check, _counts) are in scope.
 """
 
-import numpy as np
 from otter.test_files import test_case
 
 
 def _hidden_case(seed):
-    """More words, longer, over 2 to 12 ids from 40 up, with frequencies up to 50."""
-    rng = np.random.default_rng(seed)
-    alphabet = int(rng.integers(2, 13))
-    words = [tuple(int(x) for x in rng.integers(40, 40 + alphabet, size=rng.integers(1, 13)))
-             for _ in range(rng.integers(8, 30))]
-    freqs = [int(f) for f in rng.integers(1, 51, size=len(words))]
-    return words, freqs, int(rng.integers(100, 100_000))
+    """More words, longer, over 2 to 12 ids from 40 up, with frequencies up to 50, and other new ids."""
+    return _random_case(seed, alphabets=(2, 13), first=40, lengths=(1, 13), counts=(8, 30), top=51,  # noqa: F821
+                        new_id=(100, 100_000))
 
 
 @test_case(points=1, hidden=True)

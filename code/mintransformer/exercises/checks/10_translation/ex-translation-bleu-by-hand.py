@@ -138,19 +138,22 @@ def _check(bleu_by_hand, hypothesis, reference):
               hint="BLEU = 100 * BP * exp((log p1 + log p2 + log p3 + log p4) / 4), and 0 if a p_n is 0.")
 
 
-def _random_pair(seed):
+def _random_pair(seed, words=None, lengths=(5, 14), edits=(0, 4)):
+    """A random reference of ``lengths`` words and a hypothesis ``edits`` edits away (from ``words``; by
+    default the reference's words are the first 9 of WORDS, the edits' any of WORDS)."""
     rng = np.random.default_rng(seed)
-    reference = list(rng.choice(WORDS[:9], size=rng.integers(5, 14)))
+    reference = list(rng.choice(WORDS[:9] if words is None else words, size=rng.integers(*lengths)))
+    words = WORDS if words is None else words
     hypothesis = list(reference)
-    for _ in range(rng.integers(0, 4)):  # substitute, delete or insert a word
+    for _ in range(rng.integers(*edits)):  # substitute, delete or insert a word
         i = int(rng.integers(0, len(hypothesis)))
         kind = rng.integers(0, 3)
         if kind == 0:
-            hypothesis[i] = str(rng.choice(WORDS))
+            hypothesis[i] = str(rng.choice(words))
         elif kind == 1 and len(hypothesis) > 4:
             del hypothesis[i]
         else:
-            hypothesis.insert(i, str(rng.choice(WORDS)))
+            hypothesis.insert(i, str(rng.choice(words)))
     return " ".join(hypothesis), " ".join(reference)
 
 

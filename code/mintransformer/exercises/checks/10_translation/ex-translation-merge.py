@@ -46,13 +46,14 @@ def _overlapping(word, pair, new_id):
     return tuple(out)
 
 
-def _random_case(seed):
+def _random_case(seed, alphabets=(3, 7), first=3, lengths=(1, 8), counts=(4, 12), top=6, new_id=None):
+    """Random words: ``counts`` words of ``lengths`` ids among ``alphabets`` ids from ``first``, freqs below ``top``."""
     rng = np.random.default_rng(seed)
-    alphabet = int(rng.integers(3, 7))
-    words = [tuple(int(x) for x in rng.integers(3, 3 + alphabet, size=rng.integers(1, 8)))
-             for _ in range(rng.integers(4, 12))]
-    freqs = [int(f) for f in rng.integers(1, 6, size=len(words))]
-    return words, freqs, 1000 + seed
+    alphabet = int(rng.integers(*alphabets))
+    words = [tuple(int(x) for x in rng.integers(first, first + alphabet, size=rng.integers(*lengths)))
+             for _ in range(rng.integers(*counts))]
+    freqs = [int(f) for f in rng.integers(1, top, size=len(words))]
+    return words, freqs, 1000 + seed if new_id is None else int(rng.integers(*new_id))
 
 
 def _as_words(value, what):
