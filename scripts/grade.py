@@ -1,153 +1,678 @@
-"""Grade a folder of submitted chapter notebooks with otter-grader: one CSV row per submission.
+"""Grade a course's submitted notebooks: scores, feedback, written answers, an LMS file.
 
-    python scripts/grade.py SUBMISSIONS_DIR OUT.csv [--timeout SECONDS]
+    python scripts/grade.py run SUBMISSIONS OUT [--assignment A.yml] [--timeout S] [--jobs N]
+    python scripts/grade.py final OUT              # after you entered the written marks
+    python scripts/grade.py gradescope OUT [--assignment A.yml]
 
-Each submission is a student's notebook of the student edition (scripts/student_edition.py). Its
-chapter is read from the notebook's metadata (``mintransformer.chapter``, written by the student
-edition) or, failing that, from its file name's prefix (``02_attention...ipynb``,
-``10_translation...ipynb``). For each chapter, the checks that ship with the package
-(``mintransformer/exercises/checks/<chapter>/``) are packed into an otter autograder (``otter
-generate``), and each submission is graded by otter without containers
-(``otter.api.grade_submission``): the notebook's set-up cell and exercises run in a fresh
-kernel, the chapter's body is skipped (its cells are tagged ``otter_ignore``), and every check of
-the chapter is run against what the student defined.
+``run`` grades every ``*.ipynb`` in SUBMISSIONS (the student edition, scripts/student_edition.py)
+and writes into OUT:
 
-The CSV has one row per submission: its file, its chapter, one column per exercise (the points
-scored), ``total``, ``possible`` and ``error``. A submission that cannot be read, or whose kernel
-dies or runs past ``--timeout``, scores 0 on every exercise and says why in ``error``; it never
-stops the run. A cell that raises does not stop grading either: the exercises it would have
-defined score 0.
+- ``grades.csv``: one row per submission: the student's id, the file, the chapter, the edition,
+  per exercise the points of its checks (public and hidden test cases) and of its hidden cases
+  alone, an empty column per part graded by hand for your marks, the totals, ``error`` and
+  ``flags``;
+- ``feedback/<student>-<chapter>.md``: what the student would have seen under each check, the
+  points, and how many hidden cases passed (not what they test);
+- ``written/answers.html`` and ``answers.pdf``: every written answer, exercise by exercise,
+  student by student, with its equations rendered;
+- ``lms.csv``: one row per student: id, points, possible. ``final`` rewrites it, and the totals
+  of grades.csv, once the written marks are in.
 
-Submissions are graded ``--jobs`` at a time (default: one per CPU), each in its own kernel.
+``gradescope`` writes one otter-grader autograder zip per chapter of the assignment, with the
+hidden test cases and the pinned package in its requirements, for Gradescope (or ``otter grade``
+with Docker).
+
+The assignment (``--assignment``, YAML) names the exercises and their points::
+
+    title: Week 3, attention
+    pin: v1.0                      # the commit or tag the students' notebooks install
+    exercises:
+      ex-attention-by-hand: 2                          # auto-checked only: its points
+      ex-attention-identical-keys: {auto: 2, written: 3}   # with a part graded by hand
+
+Without it, every exercise of every chapter counts, its check's test cases one point each and each
+part graded by hand one point.
+
+Each submission runs in a kernel of its own, in a sandbox (scripts/sandbox.py: read-only system,
+one writable throw-away folder, no network, its own processes, uid 65534, limits), killed with
+everything it started at ``--timeout``. The book's own set-up cell replaces the student's; the
+student's code cells after it run (their checks do not); then, in a last cell, the checks are
+imported afresh and run with the hidden cases, which are copied into the sandbox only then. A check
+run against nothing must score 0 there: if one does not, the grader was tampered with and the
+submission scores 0, flagged. See instructors.md for what this does and does not protect.
 """
 
 import argparse
+import ast
 import concurrent.futures
 import csv
+import html
 import json
 import os
 import pathlib
 import re
+import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 import nbformat
+import yaml
 
 import mintransformer as mt
 
-# Run in a child process, so that a submission that hangs or kills its kernel costs only its row.
-GRADE_ONE = """
-import json, sys
-from otter.api import grade_submission
-results = grade_submission(sys.argv[1], sys.argv[2], quiet=True)
-scores = {name: results.get_score(name) for name in results.results}
-print("MT-SCORES " + json.dumps(scores))
-"""
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import sandbox  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+HIDDEN = ROOT / "grading" / "hidden"
+ANSWER_HEADING = re.compile(r"^#{1,6}\s*Written answer:\s*(ex-[A-Za-z0-9_-]+)\s*$")
+ANSWER_PROMPT = re.compile(r"^\*Graded by hand:\*")
+PLACEHOLDER = "Replace this line with your answer"
+CHECK_CELL = re.compile(r"^\s*grader\.check\(\s*['\"][^'\"]+['\"]\s*\)\s*$")
 
 
-def chapter_of(path):
+# --- what a submission is ------------------------------------------------------------------------
+
+def chapter_of(path, nb=None):
     """The chapter a submission belongs to, from its metadata or its file name; None if unknown."""
     chapters = mt.exercises.chapters()
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb = nb or nbformat.read(path, as_version=4)
         chapter = nb.metadata.get("mintransformer", {}).get("chapter")
         if chapter in chapters:
             return chapter
     except Exception:
         pass
     # The prefix: a chapter's two digits ("10_...") or an appendix's letter ("appendix_a_...").
-    match = re.match(r"(\d\d|appendix_[a-z])_", path.name)
+    match = re.match(r"(\d\d|appendix_[a-z])_", pathlib.Path(path).name)
     candidates = [c for c in chapters if match and c.startswith(match.group(1) + "_")]
     return candidates[0] if len(candidates) == 1 else None
 
 
-def autograder(chapter, workdir):
-    """Pack the chapter's checks into an otter autograder zip (``otter generate``)."""
-    zip_path = pathlib.Path(workdir) / f"{chapter}-autograder.zip"
-    subprocess.run(
-        [str(pathlib.Path(sys.executable).with_name("otter")), "generate",
-         "--tests-dir", mt.exercises.tests_dir(chapter), "--output-path", str(zip_path),
-         "--no-config", "--no-requirements", "--no-environment"],
-        check=True, capture_output=True, text=True, cwd=workdir)
-    return zip_path
+def tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
 
 
-def grade_one(path, zip_path, timeout):
-    """({label: points}, error or ""), grading one submission in its own process."""
-    try:
-        nbformat.read(path, as_version=4)
-    except Exception as error:
-        return {}, f"not a readable notebook: {type(error).__name__}"
-    try:
-        run = subprocess.run([sys.executable, "-c", GRADE_ONE, str(path), str(zip_path)],
-                             capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {}, f"grading took longer than {timeout} s"
-    for line in run.stdout.splitlines():
-        if line.startswith("MT-SCORES "):
-            return json.loads(line[len("MT-SCORES "):]), ""
-    last = (run.stderr.strip().splitlines() or ["no output"])[-1]
-    return {}, f"grading failed: {last[:200]}"
+def edition_of(nb):
+    """'student', 'instructor' (solutions in place) or 'reader' (solutions folded), from the cells."""
+    if any(c.cell_type == "markdown" and "<summary><b>Solution</b>" in c.source for c in nb.cells):
+        return "reader"
+    if any("exercise-solution" in tags(c) for c in nb.cells):
+        return "instructor"
+    return nb.metadata.get("mintransformer", {}).get("edition") or "student"
 
 
-def grade(submissions, out_csv, timeout=600, log=print, jobs=1):
-    """Grade every ``*.ipynb`` in ``submissions``; write ``out_csv``; return its rows.
+def student_id(nb):
+    """The ``STUDENT_ID = "..."`` a student wrote in the notebook ("" if none), read, not run."""
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "STUDENT_ID" not in cell.source:
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "STUDENT_ID" for t in node.targets)
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, (str, int))):
+                return str(node.value.value).strip()
+    return ""
 
-    ``jobs`` submissions are graded at a time, each in its own process and kernel.
+
+def written_answers(nb):
+    """{label: the student's text} of the notebook's answer cells (markdown)."""
+    answers = {}
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.splitlines()
+        label = cell.get("metadata", {}).get("mintransformer", {}).get("answer")
+        if lines and ANSWER_HEADING.match(lines[0].strip()):
+            label = ANSWER_HEADING.match(lines[0].strip()).group(1)
+            lines = lines[1:]
+        if not label:
+            continue
+        kept = [line for line in lines if not ANSWER_PROMPT.match(line.strip())
+                and not line.strip().startswith(PLACEHOLDER)]
+        answers[label] = "\n".join(kept).strip()
+    return answers
+
+
+def answer_labels(chapter):
+    """The chapter's exercises that have a part graded by hand (their answer cells)."""
+    nb = nbformat.read(ROOT / "chapters" / f"{chapter}.ipynb", as_version=4)
+    return list(written_answers(nb))
+
+
+def setup_source(chapter):
+    """The book's set-up cell of the chapter's exercises (run instead of the student's copy)."""
+    nb = nbformat.read(ROOT / "chapters" / f"{chapter}.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if "exercise-setup" in tags(c)]
+    return cell.source
+
+
+def student_cells(nb):
+    """The student's code cells to run: those after the set-up cell, checks left out."""
+    cells = nb.cells
+    starts = [i for i, c in enumerate(cells) if "exercise-setup" in tags(c)
+              or (c.cell_type == "code" and "mt.exercises.grader(" in c.source)]
+    if not starts:
+        return None
+    return [c.source for c in cells[starts[0] + 1:]
+            if c.cell_type == "code" and "exercise-check" not in tags(c) and "otter_ignore" not in tags(c)
+            and not CHECK_CELL.match(c.source)]
+
+
+# --- the assignment --------------------------------------------------------------------------
+
+def label_chapter(label):
+    for chapter in mt.exercises.chapters():
+        if label in mt.exercises.labels(chapter):
+            return chapter
+    for chapter in mt.exercises.chapters():
+        if label in answer_labels(chapter):
+            return chapter
+    raise ValueError(f"no exercise {label!r} in the book")
+
+
+def hidden_file(chapter, label, hidden_dir=HIDDEN):
+    path = pathlib.Path(hidden_dir) / chapter / f"{label}.py"
+    return path if path.is_file() else None
+
+
+def load_assignment(path=None, chapters=None):
+    """{"title", "pin", "exercises": {label: {"chapter", "auto", "written"}}} from a YAML file.
+
+    Without a file: every exercise of ``chapters`` (default: all), each check case one point and
+    each part graded by hand one point.
     """
+    if path is None:
+        exercises = {}
+        for chapter in chapters or mt.exercises.chapters():
+            written = answer_labels(chapter)
+            for label in mt.exercises.labels(chapter):
+                auto = mt.exercises.points(chapter, label, hidden_file(chapter, label))
+                exercises[label] = {"chapter": chapter, "auto": float(auto), "written": float(label in written)}
+            for label in written:
+                exercises.setdefault(label, {"chapter": chapter, "auto": 0.0, "written": 1.0})
+        return {"title": "mintransformer exercises", "pin": None, "exercises": exercises}
+    spec = yaml.safe_load(pathlib.Path(path).read_text()) or {}
+    unknown = set(spec) - {"title", "pin", "exercises"}
+    if unknown or not isinstance(spec.get("exercises"), dict) or not spec["exercises"]:
+        raise ValueError(f"{path}: an assignment has 'title', 'pin' and a non-empty 'exercises' mapping "
+                         f"(unknown keys: {sorted(unknown)})")
+    exercises = {}
+    for label, points in spec["exercises"].items():
+        chapter = label_chapter(label)
+        has_check = label in mt.exercises.labels(chapter)
+        has_written = label in answer_labels(chapter)
+        if isinstance(points, (int, float)) and not isinstance(points, bool):
+            points = {"auto": points}
+        if not isinstance(points, dict) or set(points) - {"auto", "written"}:
+            raise ValueError(f"{path}: {label}: give its points as a number or {{auto: N, written: M}}")
+        auto, written = float(points.get("auto", 0)), float(points.get("written", 0))
+        if auto < 0 or written < 0 or auto + written <= 0:
+            raise ValueError(f"{path}: {label}: points must be positive")
+        if auto and not has_check:
+            raise ValueError(f"{path}: {label} has no check: it can only have written points")
+        if written and not has_written:
+            raise ValueError(f"{path}: {label} has no part graded by hand: it cannot have written points")
+        if has_written and "written" not in points:
+            raise ValueError(f"{path}: {label} has a part graded by hand: give {{auto: N, written: M}}")
+        exercises[label] = {"chapter": chapter, "auto": auto, "written": written}
+    return {"title": str(spec.get("title") or pathlib.Path(path).stem), "pin": spec.get("pin"),
+            "exercises": exercises}
+
+
+# --- running one submission ------------------------------------------------------------------
+
+GRADING_CELL = r'''\
+def _mt_grade(labels, folder, nonce):
+    # The checker and the checks' helpers imported afresh: a patch of the ones in memory is gone.
+    import sys
+    for name in [n for n in sys.modules if n == "otter" or n.startswith(("otter.", "mintransformer.exercises"))]:
+        del sys.modules[name]
+    sys.settrace(None)
+    sys.setprofile(None)
+    import json
+    from otter.test_files import ExceptionTestFile
+    env = dict(globals())
+    results = {}
+    for label in labels:
+        path = folder + "/" + label + ".py"
+        check = ExceptionTestFile.from_file(path)
+        check.run(env)
+        blank = ExceptionTestFile.from_file(path)
+        blank.run({})  # nothing defined: must score 0, or the checks were tampered with
+        results[label] = {
+            "cases": [[r.test_case.name, bool(r.test_case.hidden), float(r.test_case.points), bool(r.passed),
+                       "" if r.test_case.hidden else r.message] for r in check.test_case_results],
+            "blank": float(blank.score)}
+    sys.__stdout__.write(nonce + json.dumps(results) + "\n")
+    sys.__stdout__.flush()
+
+
+_mt_grade(LABELS, FOLDER, NONCE)
+'''
+
+
+def _outputs_text(cell):
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output.get("text", ""))
+        elif output.get("output_type") == "error":
+            parts.append(f"{output.get('ename')}: {output.get('evalue')}")
+    return "".join(parts)
+
+
+def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True):
+    """({label: result}, error): run the cells in a sandboxed kernel, then the checks."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    deadline = time.monotonic() + timeout
+    work = pathlib.Path(tempfile.mkdtemp(prefix="mt-grade-"))
+    nonce = "MT-RESULTS-" + secrets.token_hex(16) + " "
+    try:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+        manager = sandbox.kernel_manager(work, cpu_seconds=timeout + 60, sandboxed=sandboxed)
+        client = NotebookClient(nb, km=manager, allow_errors=True, timeout=int(timeout), startup_timeout=120,
+                                kernel_name="sandbox", resources={"metadata": {"path": str(work)}})
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                client.timeout = max(1, int(deadline - time.monotonic()))
+                client.execute_cell(cell, index)
+                if time.monotonic() > deadline:
+                    raise CellTimeoutError("")
+            # The checks, hidden cases included, reach the sandbox only now, after the student's code.
+            folder = work / ("checks-" + secrets.token_hex(8))
+            folder.mkdir()
+            for label in labels:
+                (folder / f"{label}.py").write_text(
+                    mt.exercises.merged_source(chapter, label, hidden_file(chapter, label, hidden_dir)))
+            source = (GRADING_CELL.replace("LABELS", repr(list(labels))).replace("FOLDER", repr(str(folder)))
+                      .replace("NONCE", repr(nonce)))
+            final = nbformat.v4.new_code_cell(source)
+            nb.cells.append(final)
+            client.timeout = max(30, int(deadline - time.monotonic()) + 30)
+            client.execute_cell(final, len(nb.cells) - 1)
+        text = _outputs_text(final)
+        for line in text.splitlines():
+            if line.startswith(nonce):
+                return json.loads(line[len(nonce):]), ""
+        return {}, f"the checks did not run: {text.strip().splitlines()[-1][:200] if text.strip() else 'no output'}"
+    except CellTimeoutError:
+        return {}, f"grading took longer than {timeout:g} s"
+    except DeadKernelError:
+        return {}, "the kernel died (out of memory, or a crash)"
+    except Exception as error:  # a submission never stops the run
+        return {}, f"grading failed: {type(error).__name__}: {str(error)[:200]}"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
+    """Everything known about one submission: id, chapter, scores, answers, error, flags."""
+    record = {"submission": path.name, "student_id": "", "chapter": "", "edition": "", "error": "",
+              "flags": [], "results": {}, "written": {}}
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as error:
+        record["error"] = f"not a readable notebook: {type(error).__name__}"
+        record["student_id"] = path.stem
+        return record
+    record["student_id"] = student_id(nb)
+    if not record["student_id"]:
+        record["student_id"] = path.stem
+        record["flags"].append("no STUDENT_ID in the notebook: named after its file")
+    chapter = record["chapter"] = chapter_of(path, nb) or ""
+    edition = record["edition"] = edition_of(nb)
+    if not chapter:
+        record["error"] = "unknown chapter: no mintransformer metadata, no NN_ or appendix_x_ prefix"
+        return record
+    record["written"] = {label: text for label, text in written_answers(nb).items()
+                         if label in assignment["exercises"]}
+    if edition == "reader":
+        record["error"] = ("the reader's edition (the book's Colab notebook, solutions folded in it), "
+                           "not the student edition: not graded")
+        return record
+    if edition == "instructor":
+        record["flags"].append("the instructor's edition (the solutions in place)")
+    labels = [label for label, item in assignment["exercises"].items()
+              if item["chapter"] == chapter and item["auto"] > 0]
+    if not labels:
+        return record
+    cells = student_cells(nb)
+    if cells is None:
+        record["error"] = "no exercises' set-up cell: is this the student edition?"
+        return record
+    results, error = run_submission([setup_source(chapter)] + cells, chapter, labels, hidden_dir, timeout,
+                                    sandboxed)
+    tampered = [label for label, result in results.items() if result["blank"] > 0]
+    if tampered:
+        results, error = {}, "the checks were tampered with: a blank answer scored on " + ", ".join(tampered)
+        record["flags"].append("TAMPERING")
+    record["results"], record["error"] = results, error
+    return record
+
+
+# --- scores and files ------------------------------------------------------------------------
+
+def scores(record, assignment):
+    """{label: (points, hidden passed, hidden possible)} of the assignment's auto-checked exercises."""
+    out = {}
+    for label, item in assignment["exercises"].items():
+        if item["chapter"] != record["chapter"] or not item["auto"]:
+            continue
+        cases = record["results"].get(label, {}).get("cases", [])
+        possible = sum(c[2] for c in cases)
+        passed = sum(c[2] for c in cases if c[3])
+        hidden = [c for c in cases if c[1]]
+        out[label] = (item["auto"] * passed / possible if possible else 0.0,
+                      sum(c[2] for c in hidden if c[3]), sum(c[2] for c in hidden))
+    return out
+
+
+def columns(assignment):
+    cols = []
+    for label, item in assignment["exercises"].items():
+        if item["auto"]:
+            cols += [label, f"{label} hidden"]
+        if item["written"]:
+            cols.append(f"{label} written")
+    return cols
+
+
+def possible(record, assignment):
+    return sum(item["auto"] + item["written"] for item in assignment["exercises"].values()
+               if item["chapter"] == record["chapter"])
+
+
+def _fmt(value):
+    return f"{value:g}" if isinstance(value, float) else value
+
+
+def row(record, assignment):
+    out = {"student_id": record["student_id"], "submission": record["submission"],
+           "chapter": record["chapter"], "edition": record["edition"]}
+    total = 0.0
+    for label, (points, hidden, hidden_possible) in scores(record, assignment).items():
+        out[label] = round(points, 4)
+        out[f"{label} hidden"] = f"{hidden:g}/{hidden_possible:g}"
+        total += points
+    for label, item in assignment["exercises"].items():
+        if item["written"] and item["chapter"] == record["chapter"]:
+            out[f"{label} written"] = ""  # the instructor's mark
+    out.update(auto=round(total, 4), written="", total=round(total, 4),
+               possible=float(possible(record, assignment)), error=record["error"],
+               flags="; ".join(record["flags"]))
+    return out
+
+
+def feedback(record, assignment):
+    """The student's feedback, in markdown: what each check said, and the points."""
+    lines = [f"# Feedback: {assignment['title']}", "",
+             f"- Student: {record['student_id']}", f"- Notebook: {record['submission']} ({record['chapter']})"]
+    if record["error"]:
+        lines.append(f"- Not graded: {record['error']}")
+    lines.append("")
+    for label, (points, hidden, hidden_possible) in scores(record, assignment).items():
+        item = assignment["exercises"][label]
+        lines += [f"## {label}: {points:g} / {item['auto']:g} points", ""]
+        for name, is_hidden, _, passed, message in record["results"].get(label, {}).get("cases", []):
+            if not is_hidden:
+                lines.append(f"- {'passed' if passed else 'failed'}: `{name}`")
+                if not passed:
+                    lines += ["", "  ```", *("  " + m for m in message.splitlines()), "  ```", ""]
+        if hidden_possible:
+            lines.append(f"- hidden test cases (run only when graded): {hidden:g} of {hidden_possible:g} "
+                         "points passed")
+        lines.append("")
+    for label, item in assignment["exercises"].items():
+        if item["written"] and item["chapter"] == record["chapter"]:
+            state = "answered" if record["written"].get(label) else "no answer found"
+            lines += [f"## {label}, written part: graded by hand, {item['written']:g} points ({state})", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def safe_name(text):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "submission"
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=header, restval="")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: _fmt(v) for k, v in r.items() if k in header})
+
+
+GRADES_HEAD = ["student_id", "submission", "chapter", "edition"]
+GRADES_TAIL = ["auto", "written", "total", "possible", "error", "flags"]
+
+
+def write_lms(out, rows, title):
+    """lms.csv: one row per student (all their submissions summed): id, points, possible."""
+    students = {}
+    for r in rows:
+        s = students.setdefault(r["student_id"], {"Student ID": r["student_id"], title: 0.0, "Possible": 0.0})
+        s[title] += float(r["total"] or 0)
+        s["Possible"] += float(r["possible"] or 0)
+    write_csv(out / "lms.csv", ["Student ID", title, "Possible"],
+              [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()} for s in students.values()])
+
+
+def grade(submissions, out, assignment=None, hidden_dir=HIDDEN, timeout=600, jobs=1, sandboxed=True,
+          log=print):
+    """Grade every ``*.ipynb`` in ``submissions`` into the folder ``out``; return grades.csv's rows."""
     paths = sorted(pathlib.Path(submissions).glob("*.ipynb"))
     if not paths:
         raise SystemExit(f"no notebooks (*.ipynb) in {submissions}")
-    with tempfile.TemporaryDirectory() as workdir:
-        chapters = {path: chapter_of(path) for path in paths}
-        zips = {c: autograder(c, workdir) for c in sorted(set(chapters.values()) - {None})}
+    if sandboxed:
+        ok, why = sandbox.works()
+        if not ok:
+            raise SystemExit(f"cannot grade in a sandbox: {why}. Install bubblewrap (apt-get install "
+                             "bubblewrap), or pass --no-sandbox to run students' code as yourself.")
+    if assignment is None:  # every exercise of the chapters handed in
+        found = {chapter_of(path) for path in paths} - {None}
+        assignment = load_assignment(chapters=sorted(found) or None)
+    out = pathlib.Path(out)
+    (out / "feedback").mkdir(parents=True, exist_ok=True)
 
-        def one(path):
-            start, chapter = time.perf_counter(), chapters[path]
-            row = {"submission": path.name, "chapter": chapter or ""}
-            if chapter is None:
-                scores = {}
-                row["error"] = "unknown chapter: no mintransformer metadata, no NN_ or NNb_ prefix"
-            else:
-                scores, row["error"] = grade_one(path, zips[chapter], timeout)
-            labels = mt.exercises.labels(chapter) if chapter else []
-            for label in labels:
-                row[label] = float(scores.get(label, 0.0))
-            row["total"] = sum(row[label] for label in labels)
-            row["possible"] = float(sum(mt.exercises.points(chapter, label) for label in labels))
-            log(f"{path.name}: {chapter or '?'} {row['total']:g}/{row['possible']:g}"
-                f"{'  ERROR ' + row['error'] if row['error'] else ''}"
-                f"  ({time.perf_counter() - start:.0f} s)")
-            return row
+    def one(path):
+        start = time.perf_counter()
+        record = grade_one(path, assignment, hidden_dir, timeout, sandboxed)
+        r = row(record, assignment)
+        log(f"{path.name}: {record['student_id']} {record['chapter'] or '?'} {r['total']:g}/{r['possible']:g}"
+            f"{'  ERROR ' + record['error'] if record['error'] else ''}"
+            f"{'  FLAGS ' + r['flags'] if r['flags'] else ''}  ({time.perf_counter() - start:.0f} s)")
+        return record, r
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            rows = list(pool.map(one, paths))
-    columns = []
-    for chapter in dict.fromkeys(c for c in chapters.values() if c):
-        columns += [label for label in mt.exercises.labels(chapter) if label not in columns]
-    header = ["submission", "chapter", *columns, "total", "possible", "error"]
-    with open(out_csv, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=header, restval="")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in row.items()})
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        done = list(pool.map(one, paths))
+    records, rows = [d[0] for d in done], [d[1] for d in done]
+    write_csv(out / "grades.csv", GRADES_HEAD + columns(assignment) + GRADES_TAIL, rows)
+    names = {}
+    for record in records:
+        name = safe_name(f"{record['student_id']}-{record['chapter'] or 'unknown'}")
+        names[name] = names.get(name, 0) + 1
+        if names[name] > 1:
+            name += f"-{names[name]}"
+        (out / "feedback" / f"{name}.md").write_text(feedback(record, assignment))
+    (out / "results.json").write_text(json.dumps({"assignment": assignment, "submissions": records}, indent=1))
+    write_lms(out, rows, assignment["title"])
+    written_page(records, assignment, out / "written")
     return rows
+
+
+# --- after marking ---------------------------------------------------------------------------
+
+def final(out):
+    """Totals of grades.csv with the instructor's written marks; lms.csv rewritten. Returns the rows."""
+    out = pathlib.Path(out)
+    with open(out / "grades.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        header, rows = reader.fieldnames, list(reader)
+    assignment = json.loads((out / "results.json").read_text())["assignment"]
+    for r in rows:
+        written = 0.0
+        for label, item in assignment["exercises"].items():
+            key = f"{label} written"
+            if item["written"] and item["chapter"] == r["chapter"] and r.get(key, "").strip():
+                mark = float(r[key])
+                if not 0 <= mark <= item["written"]:
+                    raise SystemExit(f"{r['submission']}: {key} = {mark:g}, outside 0..{item['written']:g}")
+                written += mark
+        r["written"] = round(written, 4)
+        r["total"] = round(float(r["auto"] or 0) + written, 4)
+    write_csv(out / "grades.csv", header, rows)
+    write_lms(out, rows, assignment["title"])
+    return rows
+
+
+# --- the written answers, on one page --------------------------------------------------------
+
+def _mathjax_dir():
+    import importlib.util
+
+    spec = importlib.util.find_spec("sphinx_mathjax_offline")
+    if spec and spec.origin:
+        path = pathlib.Path(spec.origin).parent.parent / "sphinx-mathjax-offline" / "static" / "mathjax"
+        if path.is_dir():
+            return path
+    return None
+
+
+def render_markdown(text):
+    """A student's markdown as HTML (no raw HTML passes), its math left for MathJax."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table").use(dollarmath_plugin, double_inline=True)
+    md.add_render_rule("math_inline", lambda self, tokens, idx, options, env:
+                       "\\(" + html.escape(tokens[idx].content) + "\\)")
+    md.add_render_rule("math_block", lambda self, tokens, idx, options, env:
+                       "<div class='math'>\\[" + html.escape(tokens[idx].content) + "\\]</div>\n")
+    return md.render(text)
+
+
+def written_page(records, assignment, folder):
+    """written/answers.html (and answers.pdf where Chromium is): the answers by exercise, then student."""
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for label, item in assignment["exercises"].items():
+        if not item["written"]:
+            continue
+        parts.append(f"<section><h2 id='{html.escape(label)}'>{html.escape(label)} "
+                     f"<small>({html.escape(item['chapter'])}, {item['written']:g} points)</small></h2>")
+        for record in sorted(records, key=lambda r: r["student_id"]):
+            if record["chapter"] != item["chapter"]:
+                continue
+            text = record["written"].get(label, "")
+            body = render_markdown(text) if text else "<p class='none'>(no answer)</p>"
+            parts.append(f"<article><h3>{html.escape(record['student_id'])} <small>{html.escape(record['submission'])}"
+                         f"</small></h3>{body}<p class='mark'>Mark: ____ / {item['written']:g}</p></article>")
+        parts.append("</section>")
+    mathjax = _mathjax_dir()
+    script = ""
+    if mathjax:
+        shutil.copytree(mathjax, folder / "mathjax", dirs_exist_ok=True)
+        script = "<script defer src='mathjax/tex-chtml.js'></script>"
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Written answers: {html.escape(assignment['title'])}</title>
+<script>window.MathJax = {{tex: {{inlineMath: [['\\\\(', '\\\\)']]}}}};</script>{script}
+<style>body{{font-family:sans-serif;max-width:50em;margin:2em auto;line-height:1.45}}
+article{{border-top:1px solid #ccc;padding:.3em 0;break-inside:avoid}} h2{{break-before:page}}
+.none{{color:#888}} .mark{{text-align:right;color:#444}} small{{color:#666;font-weight:normal}}</style>
+</head><body><h1>Written answers: {html.escape(assignment['title'])}</h1>
+{''.join(parts)}
+</body></html>
+"""
+    (folder / "answers.html").write_text(page)
+    try:
+        import book_browser
+
+        with book_browser.chromium() as browser:
+            page_ = browser.new_page()
+            page_.goto((folder / "answers.html").resolve().as_uri())
+            page_.wait_for_function("!window.MathJax || !window.MathJax.startup || "
+                                    "window.MathJax.startup.document.state() >= 8", timeout=60000)
+            page_.pdf(path=str(folder / "answers.pdf"), format="A4", print_background=True,
+                      margin={"top": "15mm", "bottom": "15mm", "left": "15mm", "right": "15mm"})
+    except Exception as error:  # no Chromium: the HTML page is still there
+        print(f"answers.pdf not written ({type(error).__name__}: {error}); answers.html is", file=sys.stderr)
+    return folder / "answers.html"
+
+
+# --- Gradescope ------------------------------------------------------------------------------
+
+def gradescope(out, assignment, url=None, hidden_dir=HIDDEN):
+    """One otter-grader autograder zip per chapter: its checks with the hidden cases, the pinned package."""
+    import run_notebook
+
+    url = url or run_notebook.repository_url()
+    pin = assignment.get("pin")
+    requirement = f"mintransformer[exercises] @ git+{url}" + (f"@{pin}" if pin else "")
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    zips = []
+    for chapter in dict.fromkeys(item["chapter"] for item in assignment["exercises"].values()):
+        labels = [label for label, item in assignment["exercises"].items()
+                  if item["chapter"] == chapter and item["auto"]]
+        if not labels:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            tests = pathlib.Path(tmp) / "tests"
+            tests.mkdir()
+            for label in labels:
+                source = mt.exercises.merged_source(chapter, label, hidden_file(chapter, label, hidden_dir))
+                (tests / f"{label}.py").write_text(source)
+            (pathlib.Path(tmp) / "requirements.txt").write_text(f"{requirement}\nwrapt>=2\n")
+            path = out / f"{chapter}-autograder.zip"
+            subprocess.run([str(pathlib.Path(sys.executable).with_name("otter")), "generate",
+                            "--tests-dir", str(tests), "--output-path", str(path.resolve()),
+                            "--requirements", "requirements.txt", "--no-config", "--no-environment",
+                            "--python-version", "3.11"],
+                           check=True, capture_output=True, text=True, cwd=tmp)
+            zips.append(path)
+    return zips
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("submissions", help="folder of submitted notebooks (*.ipynb)")
-    parser.add_argument("out_csv", help="where to write the grades")
-    parser.add_argument("--timeout", type=float, default=600,
-                        help="seconds allowed to grade one submission (default 600)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="submissions graded at a time (default: the number of CPUs)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="grade a folder of submissions")
+    run.add_argument("submissions", help="folder of submitted notebooks (*.ipynb)")
+    run.add_argument("out", help="folder for grades.csv, lms.csv, feedback/, written/")
+    run.add_argument("--assignment", help="the assignment's YAML file (default: every exercise)")
+    run.add_argument("--hidden", default=str(HIDDEN), help="folder of hidden test cases (default: grading/hidden)")
+    run.add_argument("--timeout", type=float, default=600, help="seconds per submission (default 600)")
+    run.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                     help="submissions graded at a time (default: half the CPUs)")
+    run.add_argument("--no-sandbox", action="store_true",
+                     help="run students' code as yourself, with your files and network (not recommended)")
+    fin = sub.add_parser("final", help="add the written marks you entered in grades.csv; rewrite lms.csv")
+    fin.add_argument("out")
+    gs = sub.add_parser("gradescope", help="write Gradescope autograder zips, one per chapter")
+    gs.add_argument("out")
+    gs.add_argument("--assignment")
     args = parser.parse_args(argv)
-    start = time.perf_counter()
-    rows = grade(args.submissions, args.out_csv, args.timeout, jobs=args.jobs)
-    print(f"graded {len(rows)} submissions in {time.perf_counter() - start:.0f} s -> {args.out_csv}")
+    if args.command == "run":
+        start = time.perf_counter()
+        assignment = load_assignment(args.assignment) if args.assignment else None
+        rows = grade(args.submissions, args.out, assignment, args.hidden, args.timeout,
+                     args.jobs, sandboxed=not args.no_sandbox)
+        print(f"graded {len(rows)} submissions in {time.perf_counter() - start:.0f} s -> {args.out}")
+    elif args.command == "final":
+        rows = final(args.out)
+        print(f"{len(rows)} rows; totals and lms.csv updated in {args.out}")
+    else:
+        for path in gradescope(args.out, load_assignment(args.assignment)):
+            print(path)
 
 
 if __name__ == "__main__":

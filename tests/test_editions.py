@@ -90,20 +90,28 @@ def graded(made, tmp_path_factory):
         if "exercise-solution" in editions.tags(cell) and "def my_decoder_mask" in cell.source:
             cell.source = "raise RuntimeError('not finished')"
     nbformat.write(half, submissions / "half-done.ipynb")
-    out = submissions / "grades.csv"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(submissions), str(out)],
+    out = tmp_path_factory.mktemp("graded")
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), "run", str(submissions), str(out)],
                    check=True, cwd=submissions, timeout=1800)
-    with open(out) as f:
+    with open(out / "grades.csv") as f:
         return {row["submission"]: row for row in csv.DictReader(f)}
+
+
+def full_points(chapter, label):
+    """An exercise's points when graded: its public and hidden test cases."""
+    return mt.exercises.points(chapter, label, grade.hidden_file(chapter, label))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_the_instructors_edition_grades_to_full_marks(graded, chapter):
     row = graded[f"{chapter}-instructor.ipynb"]
     assert row["chapter"] == chapter and not row["error"], row
+    assert row["edition"] == "instructor" and "instructor's edition" in row["flags"]
     for label in mt.exercises.labels(chapter):
-        assert float(row[label]) == mt.exercises.points(chapter, label), (label, row)
-    assert float(row["total"]) == float(row["possible"]) > 0
+        assert float(row[label]) == full_points(chapter, label), (label, row)
+        hidden, possible = row[f"{label} hidden"].split("/")
+        assert hidden == possible, (label, row)
+    assert float(row["auto"]) == sum(full_points(chapter, label) for label in mt.exercises.labels(chapter)) > 0
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -126,16 +134,18 @@ def test_a_half_done_submission_gets_the_points_of_what_works(graded):
     assert row["chapter"] == "02_attention" and not row["error"], row
     assert float(row["ex-attention-implement"]) == 0 and float(row["ex-attention-combine-masks"]) == 0
     for label in ("ex-attention-by-hand", "ex-attention-identical-keys", "ex-attention-fix-additive-mask"):
-        assert float(row[label]) == mt.exercises.points("02_attention", label), (label, row)
+        assert float(row[label]) == full_points("02_attention", label), (label, row)
 
 
 def test_a_submission_that_hangs_is_stopped_and_named(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(600)")])
+    setup = nbformat.v4.new_code_cell('grader = mt.exercises.grader("02_attention")')
+    setup.metadata["tags"] = ["exercise-setup"]
+    nb = nbformat.v4.new_notebook(cells=[setup, nbformat.v4.new_code_cell("import time\ntime.sleep(600)")])
     nb.metadata["mintransformer"] = {"chapter": "02_attention"}
     (tmp_path / "subs").mkdir()
     nbformat.write(nb, tmp_path / "subs" / "forever.ipynb")
-    rows = grade.grade(tmp_path / "subs", tmp_path / "grades.csv", timeout=5, log=lambda _: None)
-    assert rows[0]["error"] == "grading took longer than 5 s" and rows[0]["total"] == 0
+    rows = grade.grade(tmp_path / "subs", tmp_path / "out", timeout=20, log=lambda _: None)
+    assert rows[0]["error"] == "grading took longer than 20 s" and rows[0]["total"] == 0
 
 
 MYST = [r"\{(eq|cite|cite:\w+|ref|numref|doc|term|download|math)\}`", r"^:::", r"^```\{",
