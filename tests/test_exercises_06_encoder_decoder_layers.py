@@ -4,6 +4,7 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import pathlib
 import re
 
 import keras
@@ -12,12 +13,20 @@ import pytest
 
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught
 
 CHAPTER = "06_encoder_decoder_layers"
+HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CHAPTER
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
 
@@ -301,13 +310,14 @@ RIGHT_POSITIONS = dict(changed_decoder_masked=[1, 2, 3, 4], changed_decoder_unma
     ("changed_encoder", [0, 1, 2, 3], "not padding queries"),
     ("changed_encoder", [1, 2, 3, 4, 5], "no look-ahead mask"),
     ("changed_encoder", [0, 7], "positions run from 0 to 5"),
+    ("changed_encoder", [0, 2, 3], "leaves out position 1"),
 ])
 def test_which_positions_rejects_the_wrong_predictions(name, value, message):
-    passed, text = check("ex-layers-which-positions", **dict(RIGHT_POSITIONS, **{name: value}))
+    passed, text = graded("ex-layers-which-positions", **dict(RIGHT_POSITIONS, **{name: value}))
     assert not passed and message in text, text
     for answer in ("1 to 4", "Position 4", "Positions 4 and 5", "0 to 3", "every output"):  # never the answer
         assert answer not in text, text
-    passed, _ = check("ex-layers-which-positions", **RIGHT_POSITIONS)
+    passed, _ = graded("ex-layers-which-positions", **RIGHT_POSITIONS)
     assert passed
 
 
@@ -510,10 +520,10 @@ def test_prenorm_decoder_hint_gives_no_equation():
     (["query"], "use the names"),
 ])
 def test_prenorm_decoder_rejects_wrong_answers_about_the_norms(answer, message):
-    passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
+    passed, text = graded("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
                          cross_inputs_normalized=answer)
     assert not passed and message in text, text
-    passed, text = check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
+    passed, text = graded("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
                          cross_inputs_normalized="queries")
     assert passed, text
 
@@ -582,7 +592,7 @@ def test_prenorm_decoder_refuses_the_layers_own_call(wrong):
     ("changed_encoder", [1]), ("changed_encoder", [1, 2, 3]), ("changed_encoder", [0, 1, 2, 3, 4]),
 ])
 def test_which_positions_messages_give_no_answer(name, value):
-    passed, text = check("ex-layers-which-positions", **dict(RIGHT_POSITIONS, **{name: value}))
+    passed, text = graded("ex-layers-which-positions", **dict(RIGHT_POSITIONS, **{name: value}))
     assert not passed, text
     assert_hides(text, RIGHT_POSITIONS[name])
     assert "1 <= t" not in text and "Which t have" not in text, text
@@ -604,3 +614,86 @@ def test_ffn_count_messages_give_no_count(ffn, decoder):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden/06_...)
+def test_every_exercise_with_one_right_answer_has_hidden_cases():
+    assert sorted(p.stem for p in HIDDEN.glob("*.py")) == sorted(mt.exercises.labels(CHAPTER))
+
+
+_PUBLIC_SIZES = [(512, 2048), (1024, 4096), (16, 64), (12, 20)]
+
+
+class _TunedFeedForward(keras.layers.Layer):
+    """Right at the public width dff = 32 only: the inner width written in."""
+
+    def __init__(self, d_model, dff, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = keras.layers.Dense(32, activation="relu")
+        self.inner_dropout = keras.layers.Dropout(dropout)
+        self.outer = keras.layers.Dense(d_model)
+
+    def call(self, x, training=False):
+        return self.outer(self.inner_dropout(self.inner(x), training=training))
+
+
+class _TunedEncoderLayer(_encoder_layer()):
+    """Right with the public number of heads, 2, only: written in."""
+
+    def __init__(self, d_model, num_heads, dff, **kwargs):
+        super().__init__(d_model, 2, dff, **kwargs)
+
+
+class _TunedDecoderLayer(_decoder_layer()):
+    """Right with the public number of heads, 2, only: written in."""
+
+    def __init__(self, d_model, num_heads, dff, **kwargs):
+        super().__init__(d_model, 2, dff, **kwargs)
+
+
+def _tuned_fixed_layers(encoder_layer, decoder_layer, embed, src_tokens, tgt_tokens, training=False):
+    """Right at the public target length, 5, only: the look-ahead part made for it."""
+    src_mask = mt.padding_mask(src_tokens)
+    self_mask = keras.ops.logical_and(mt.causal_mask(5), mt.padding_mask(tgt_tokens))
+    enc_out = encoder_layer(embed(src_tokens), attention_mask=src_mask, training=training)
+    return decoder_layer(embed(tgt_tokens), enc_out, self_mask=self_mask, cross_mask=src_mask, training=training)
+
+
+def _tuned_prenorm(layer, y, context, self_mask, cross_mask):
+    """Right on the public inputs only: the self-attention mask rebuilt from the public target's tokens."""
+    self_mask = mt.decoder_self_mask(np.array([[1, 8, 4, 6, 2], [1, 5, 9, 3, 0]]))
+    return _prenorm()(layer, y, context, self_mask, cross_mask)
+
+
+@pytest.mark.parametrize("label,env", [
+    ("ex-layers-ffn-count", {"ffn_params": lambda d, dff: dict((s, _ffn(*s)) for s in _PUBLIC_SIZES).get((d, dff), 0),
+                             "decoder_layer_params": _layer}),
+    ("ex-layers-ffn-count", {"ffn_params": _ffn,
+                             "decoder_layer_params": lambda d, dff: {s: _layer(*s) for s in _PUBLIC_SIZES}[d, dff]}),
+    ("ex-layers-implement-ffn", {"MyFeedForward": _TunedFeedForward}),
+    ("ex-layers-implement-encoder-layer", {"MyEncoderLayer": _TunedEncoderLayer}),
+    ("ex-layers-which-positions", dict(RIGHT_POSITIONS, changed_decoder_unmasked=[1, 2])),  # of the right form
+    ("ex-layers-which-positions", dict(RIGHT_POSITIONS, changed_encoder=[1, 2, 3])),
+    ("ex-layers-fix-missing-masks", {"fixed_layers": _tuned_fixed_layers}),
+    ("ex-layers-fix-no-cross-attention", {"FixedDecoderLayer": _TunedDecoderLayer}),
+    ("ex-layers-prenorm-decoder", {"prenorm_decoder_layer": _tuned_prenorm, "cross_inputs_normalized": ["queries"]}),
+    ("ex-layers-prenorm-decoder", {"prenorm_decoder_layer": _prenorm(), "cross_inputs_normalized": ["keys"]}),
+])
+def test_answers_tuned_to_the_public_cases_fail_the_hidden_ones(label, env):
+    assert_tuned_answer_caught(CHAPTER, label, **env)
+
+
+def test_public_checks_no_longer_hold_the_fixed_answers():
+    # Every list of the right form that names no known mistake passes the public check: it cannot tell
+    # the right one; and no list of positions, nor the set of names, is written in the public files.
+    for env in (RIGHT_POSITIONS, dict(changed_decoder_masked=[1, 2], changed_decoder_unmasked=[1, 2, 3, 4],
+                                      changed_encoder=[1, 4])):
+        assert check("ex-layers-which-positions", **env)[0]
+    text = mt.exercises.check_path(CHAPTER, "ex-layers-which-positions").read_text()
+    for answer in RIGHT_POSITIONS.values():
+        assert str(answer) not in text, answer
+    for answer in (["queries"], ["keys"], ["queries", "keys", "values"], []):
+        assert check("ex-layers-prenorm-decoder", prenorm_decoder_layer=_prenorm(),
+                     cross_inputs_normalized=answer)[0]
+    text = mt.exercises.check_path(CHAPTER, "ex-layers-prenorm-decoder").read_text()
+    assert '{"queries"}' not in text and "== {" not in text

@@ -35,10 +35,9 @@ def _truth(d, heads, dff):
     return layer.ffn.count_params(), layer.count_params()
 
 
-@test_case(points=1)
-def feed_forward(ffn_params):
+def _check_ffn(ffn_params, sizes):
     answered(ffn_params, "ffn_params")
-    for d, heads, dff in SIZES:
+    for d, heads, dff in sizes:
         got, (ffn, _) = _count(ffn_params, "ffn_params", d, dff), _truth(d, heads, dff)
         if got == ffn:
             continue
@@ -58,10 +57,9 @@ def feed_forward(ffn_params):
             f"ffn_params({d}, {dff}) = {got:,} is too {side}. Count the entries of W_1, b_1, W_2 and b_2.")
 
 
-@test_case(points=1)
-def decoder_layer(decoder_layer_params):
+def _check_decoder_layer(decoder_layer_params, sizes):
     answered(decoder_layer_params, "decoder_layer_params")
-    for d, heads, dff in SIZES:
+    for d, heads, dff in sizes:
         got, (ffn, total) = _count(decoder_layer_params, "decoder_layer_params", d, dff), _truth(d, heads, dff)
         if got == total:
             continue
@@ -90,3 +88,13 @@ def decoder_layer(decoder_layer_params):
             f"{at} is too {side}. Count two "
             "multi-head attentions (W_Q, W_K, W_V, W_O with biases), the FFN, and three layer norms. The "
             "number of heads changes nothing: the heads split the same D x D matrices.")
+
+
+@test_case(points=1)
+def feed_forward(ffn_params):
+    _check_ffn(ffn_params, sizes=SIZES)  # (the hidden cases use other sizes)
+
+
+@test_case(points=1)
+def decoder_layer(decoder_layer_params):
+    _check_decoder_layer(decoder_layer_params, sizes=SIZES)

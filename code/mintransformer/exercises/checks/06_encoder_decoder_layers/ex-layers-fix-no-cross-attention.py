@@ -33,25 +33,25 @@ def _inputs(seed, pads=0):
     return x, context, mt.decoder_self_mask(tgt_tokens), mt.padding_mask(src_tokens)
 
 
-def _reference(seed):
+def _reference(seed, d=D, h=H, dff=DFF):
     """An mt.DecoderLayer with random weights; its three norms share one random gamma and beta."""
     rng = np.random.default_rng(seed)
-    ref = mt.DecoderLayer(D, H, DFF)
-    ref.build((None, None, D), (None, None, D))
+    ref = mt.DecoderLayer(d, h, dff)
+    ref.build((None, None, d), (None, None, d))
     for part in (ref.self_attention, ref.cross_attention, ref.ffn):
         part.set_weights([(rng.normal(size=w.shape) / np.sqrt(w.shape[0] if w.ndim == 2 else 9)).astype("float32")
                           for w in part.get_weights()])
-    gamma_beta = [(1 + 0.3 * rng.normal(size=(D,))).astype("float32"), (0.3 * rng.normal(size=(D,))).astype("float32")]
+    gamma_beta = [(1 + 0.3 * rng.normal(size=(d,))).astype("float32"), (0.3 * rng.normal(size=(d,))).astype("float32")]
     for norm in (ref.norm1, ref.norm2, ref.norm3):
         norm.set_weights(gamma_beta)
     return ref
 
 
-def _build(FixedDecoderLayer, x, context, self_mask, cross_mask, dropout=0.1):
+def _build(FixedDecoderLayer, x, context, self_mask, cross_mask, dropout=0.1, d=D, h=H, dff=DFF):
     answered(FixedDecoderLayer, "FixedDecoderLayer")
     try:
         with refusing([mt.DecoderLayer], FixedDecoderLayer, RULE):  # made and built with the package's refused
-            layer = call(FixedDecoderLayer, "FixedDecoderLayer", D, H, DFF, dropout=dropout)
+            layer = call(FixedDecoderLayer, "FixedDecoderLayer", d, h, dff, dropout=dropout)
             out = call(layer, "FixedDecoderLayer(...)", x, context, self_mask=self_mask, cross_mask=cross_mask,
                        training=False)
     except AssertionError as error:

@@ -20,32 +20,32 @@ RULE = ("Build the encoder layer from its parts, as the exercise asks: `MyEncode
         "or use mt.EncoderLayer (nor mt.Encoder, which is made of them).")
 
 
-def _inputs(seed, length=6):
+def _inputs(seed, length=6, d=D, batch=2):
     rng = np.random.default_rng(seed)
-    x = rng.normal(size=(2, length, D)).astype("float32")
-    tokens = np.ones((2, length), dtype="int32")
+    x = rng.normal(size=(batch, length, d)).astype("float32")
+    tokens = np.ones((batch, length), dtype="int32")
     tokens[1, length - 2:] = 0  # the second sequence ends in two pads
     return x, mt.padding_mask(tokens)
 
 
-def _reference(seed, norm_first):
+def _reference(seed, norm_first, d=D, h=H, dff=DFF):
     """An mt.EncoderLayer with random weights: biases, gamma and beta too (they start at 0 and 1)."""
     rng = np.random.default_rng(seed)
-    ref = mt.EncoderLayer(D, H, DFF, norm_first=norm_first)
-    ref.build((None, None, D))
+    ref = mt.EncoderLayer(d, h, dff, norm_first=norm_first)
+    ref.build((None, None, d))
     for part in (ref.self_attention, ref.ffn):
         part.set_weights([(rng.normal(size=w.shape) / np.sqrt(w.shape[0] if w.ndim == 2 else 9)).astype("float32")
                           for w in part.get_weights()])
     for norm in (ref.norm1, ref.norm2):
-        norm.set_weights([(1 + 0.3 * rng.normal(size=(D,))).astype("float32"),
-                          (0.3 * rng.normal(size=(D,))).astype("float32")])
+        norm.set_weights([(1 + 0.3 * rng.normal(size=(d,))).astype("float32"),
+                          (0.3 * rng.normal(size=(d,))).astype("float32")])
     return ref
 
 
-def _student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.1):
+def _student(MyEncoderLayer, ref, x, mask, norm_first, dropout=0.1, d=D, h=H, dff=DFF):
     answered(MyEncoderLayer, "MyEncoderLayer")
     with refusing([mt.EncoderLayer], MyEncoderLayer, RULE):  # made and built with the package's layer refused
-        layer = call(MyEncoderLayer, "MyEncoderLayer", D, H, DFF, dropout=dropout, norm_first=norm_first)
+        layer = call(MyEncoderLayer, "MyEncoderLayer", d, h, dff, dropout=dropout, norm_first=norm_first)
         call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False)  # builds the weights
     for attribute, what in PARTS.items():
         part = getattr(layer, attribute, None)
@@ -75,10 +75,10 @@ def _variant(ref, x, mask, norm_first, ffn_reads_x=False, residual=True, use_mas
     return to_numpy(block(z, lambda h: ref.ffn(h, training=False), ref.norm2, x if ffn_reads_x else None), "")
 
 
-def _compare(MyEncoderLayer, norm_first, seed, length=6, with_mask=True):
-    x, mask = _inputs(seed, length)
-    ref = _reference(seed, norm_first)
-    layer = _student(MyEncoderLayer, ref, x, mask, norm_first)
+def _compare(MyEncoderLayer, norm_first, seed, length=6, with_mask=True, d=D, h=H, dff=DFF, batch=2):
+    x, mask = _inputs(seed, length, d, batch)
+    ref = _reference(seed, norm_first, d, h, dff)
+    layer = _student(MyEncoderLayer, ref, x, mask, norm_first, d=d, h=h, dff=dff)
     if with_mask:
         out = call(layer, "MyEncoderLayer(...)", x, attention_mask=mask, training=False)
     else:  # the default, attention_mask=None

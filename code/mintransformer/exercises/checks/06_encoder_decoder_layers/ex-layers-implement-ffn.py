@@ -16,11 +16,11 @@ RULE = ("Write the FFN with keras.layers.Dense and keras.layers.Dropout, as the 
         "must not be, subclass or use mt.FeedForward (nor a package layer built on it).")
 
 
-def _reference(seed, dropout=0.1):
-    """An mt.FeedForward(D, DFF) with random weights, biases included (they start at 0)."""
+def _reference(seed, dropout=0.1, d=D, dff=DFF):
+    """An mt.FeedForward(d, dff) with random weights, biases included (they start at 0)."""
     rng = np.random.default_rng(seed)
-    ref = mt.FeedForward(D, DFF, dropout)
-    ref.build((None, None, D))
+    ref = mt.FeedForward(d, dff, dropout)
+    ref.build((None, None, d))
     ref.set_weights([
         (rng.normal(size=w.shape) / np.sqrt(w.shape[0] if w.ndim == 2 else 4)).astype("float32")
         for w in ref.get_weights()
@@ -28,22 +28,22 @@ def _reference(seed, dropout=0.1):
     return ref
 
 
-def _student(MyFeedForward, ref, x, dropout=0.1):
+def _student(MyFeedForward, ref, x, dropout=0.1, d=D, dff=DFF):
     """The student's layer, built on x, with the weights of ``ref`` copied in (matched by shape)."""
     answered(MyFeedForward, "MyFeedForward")
     with refusing([mt.FeedForward], MyFeedForward, RULE):  # made and built with the package's FFN refused
-        layer = call(MyFeedForward, "MyFeedForward", D, DFF, dropout=dropout)
+        layer = call(MyFeedForward, "MyFeedForward", d, dff, dropout=dropout)
         call(layer, "MyFeedForward(...)", x, training=False)  # builds the weights
     shapes = [tuple(w.shape) for w in layer.get_weights()]
     expected = [tuple(w.shape) for w in ref.get_weights()]
-    if shapes == expected[:2] or shapes == [(D, D), (D,)]:
+    if shapes == expected[:2] or shapes == [(d, d), (d,)]:
         raise AssertionError(
             f"Your layer has one weight matrix and one bias, {shapes}: one Dense layer is one linear "
             "map. The FFN is two linear maps with a ReLU between them, W_1 (D, dff) then W_2 (dff, D).")
     if sorted(shapes) != sorted(expected):
         raise AssertionError(
             f"Your layer's weights have shapes {shapes}; expected W_1 (D, dff), b_1 (dff,), W_2 (dff, D) "
-            f"and b_2 (D,), that is {expected} (here D = {D}, dff = {DFF}), and no other weights.")
+            f"and b_2 (D,), that is {expected} (here D = {d}, dff = {dff}), and no other weights.")
     by_shape = {tuple(w.shape): w for w in ref.get_weights()}  # the four shapes differ (D != dff)
     layer.set_weights([by_shape[shape] for shape in shapes])  # whatever order the layer lists them in
     return layer
