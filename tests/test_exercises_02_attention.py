@@ -216,8 +216,8 @@ def test_implement_and_fix_accept_the_alternative_correct_answers():
         return ops.matmul(weights, v), weights
 
     for answer in (_implement_variant("-inf then nan_to_num"), keras_softmax):
-        assert check("ex-attention-implement", my_attention=answer)[0]
-        assert check("ex-attention-fix-additive-mask", fixed_attention=answer)[0]
+        assert graded("ex-attention-implement", my_attention=answer)[0]
+        assert graded("ex-attention-fix-additive-mask", fixed_attention=answer)[0]
 
 
 def test_identical_keys_accepts_any_number_of_equal_rows_and_explains_the_shape():
@@ -246,9 +246,9 @@ def _same(segments):
 
 
 def test_combine_accepts_the_packed_masks():
-    passed, text = check("ex-attention-combine-masks", my_decoder_mask=packed)
+    passed, text = graded("ex-attention-combine-masks", my_decoder_mask=packed)
     assert passed, text
-    passed, text = check("ex-attention-combine-masks", my_decoder_mask=lambda tokens, segments: ops.cast(
+    passed, text = graded("ex-attention-combine-masks", my_decoder_mask=lambda tokens, segments: ops.cast(
         packed(tokens, segments), "float32"))
     assert passed, text
 

@@ -1,4 +1,4 @@
-"""Hidden case of ex-attention-identical-keys: other sizes, and a query that may see no key.
+"""Hidden cases of ex-attention-identical-keys: other sizes, and a query that may see no key.
 
 Merged after the public check (mt.exercises.merged_source), whose imports are in scope.
 """
@@ -10,22 +10,40 @@ import mintransformer as mt
 from mintransformer.exercises.checking import call, close, to_numpy
 
 
-@test_case(points=1, hidden=True)
-def hidden_other_sizes_and_an_empty_row(predict_identical_keys):
-    rng = np.random.default_rng(31)
-    T, S, d_v = 4, 7, 3
+def _hidden_case(seed, T=4, S=7, d_v=3):
+    rng = np.random.default_rng(seed)
     q = rng.normal(size=(T, 6)).astype("float32")
     k = np.tile(rng.normal(size=(1, 6)), (S, 1)).astype("float32")
     v = rng.normal(size=(S, d_v)).astype("float32")
     mask = rng.random((T, S)) > 0.5
-    mask[0, :2], mask[2] = True, False  # query 2 may see no key
+    mask[:, 0] = True  # every query may see a key
+    return q, k, v, mask
+
+
+def _compare_with_mask(predict_identical_keys, q, k, v, mask, what, hint):
     expected = to_numpy(mt.scaled_dot_product_attention(q, k, v, mask=mask)[0], "")
     predicted = to_numpy(call(predict_identical_keys, "predict_identical_keys", v, mask), "Your prediction")
-    close(predicted, expected, f"Hidden case, S = {S} keys, d_v = {d_v}: your prediction with a mask", atol=1e-5,
-          hint="A query whose mask row is all False may attend to no key: its output is 0, as the package's.")
+    close(predicted, expected, what, atol=1e-5, hint=hint)
+
+
+@test_case(points=1, hidden=True)
+def hidden_other_sizes(predict_identical_keys):
+    q, k, v, mask = _hidden_case(31)
+    _compare_with_mask(predict_identical_keys, q, k, v, mask,
+                       "Hidden case, S = 7 keys, d_v = 3: your prediction with a mask",
+                       "What does the mask do to a row of logits that are all equal?")
     row = to_numpy(mt.scaled_dot_product_attention(q, k, v)[0], "")[0]  # (d_v,): the same for every query
     predicted = to_numpy(call(predict_identical_keys, "predict_identical_keys", v, None), "Your prediction")
     one_row_each = predicted.ndim <= 2 and predicted.shape[-1:] == row.shape
     expected = np.broadcast_to(row, predicted.shape) if one_row_each else row
-    close(predicted, expected, f"Hidden case, S = {S} keys, d_v = {d_v}: your prediction without a mask",
+    close(predicted, expected, "Hidden case, S = 7 keys, d_v = 3: your prediction without a mask",
           atol=1e-5, hint="With identical keys every logit of a row is the same number.")
+
+
+@test_case(points=1, hidden=True)
+def hidden_a_query_that_may_see_no_key(predict_identical_keys):
+    q, k, v, mask = _hidden_case(32, T=3, S=4, d_v=2)
+    mask[1] = False
+    _compare_with_mask(predict_identical_keys, q, k, v, mask,
+                       "Hidden case, a query whose mask row is all False: your prediction with a mask",
+                       "A query that may attend to no key gets output 0 from the book's attention (not NaN).")
