@@ -60,9 +60,9 @@ RIGHT_SHAPES = {
 def test_shapes_accepts_lists_and_rejects_an_unfilled_entry():
     passed, _ = graded("ex-multihead-shapes", shapes={k: list(v) for k, v in RIGHT_SHAPES.items()})
     assert passed
-    passed, text = check("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, logits=...))
+    passed, text = graded("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, logits=...))
     assert not passed and 'shapes["logits"]` is still `...`' in text
-    passed, text = check("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, logits="2, 8, 7, 9"))
+    passed, text = graded("ex-multihead-shapes", shapes=dict(RIGHT_SHAPES, logits="2, 8, 7, 9"))
     assert not passed and "must be a tuple of integers, like (1, 2, 3)" in text, text
 
 
@@ -199,7 +199,7 @@ def _fold_einsum(x, num_heads):
     (lambda x, h: _fold_np(x, h).tolist(), lambda x, h: _unfold_np(x, h).tolist()),  # nested lists
 ])
 def test_split_merge_accepts_correct_answers(fold, unfold):
-    passed, text = check("ex-multihead-split-merge", fold_heads=fold, unfold_heads=unfold)
+    passed, text = graded("ex-multihead-split-merge", fold_heads=fold, unfold_heads=unfold)
     assert passed, text
 
 
@@ -291,7 +291,7 @@ def test_sum_refuses_the_package_split(how):
 
 
 def test_sum_accepts_float64_numpy_and_a_list():
-    passed, text = check("ex-multihead-sum", head_terms=_head_terms_float64)
+    passed, text = graded("ex-multihead-sum", head_terms=_head_terms_float64)
     assert passed, text
 
 
@@ -456,7 +456,7 @@ def test_fix_names_the_other_mistakes(wrong, message):
 def test_fix_accepts_positional_and_keyword_calls():
     for right in (lambda att, x, enc, mask: att(enc, enc, x, mask),
                   lambda att, x, enc, mask: att(q=x, k=enc, v=enc, mask=mask)):
-        passed, text = check("ex-multihead-fix-argument-order", fixed_cross_attention=right)
+        passed, text = graded("ex-multihead-fix-argument-order", fixed_cross_attention=right)
         assert passed, text
 
 

@@ -11,12 +11,19 @@ import pytest
 
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught, hidden_path
 
 CHAPTER = "04_positional_encoding"
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases (grading/hidden/)."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
 
@@ -77,9 +84,9 @@ def test_implement_accepts_a_float32_keras_version():
         angles = pos / rate[None]
         return ops.reshape(ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1), (length, d_model))
 
-    passed, text = check("ex-positional-implement", my_positional_encoding=with_keras)
+    passed, text = graded("ex-positional-implement", my_positional_encoding=with_keras)
     assert passed, text
-    passed, text = check("ex-positional-implement", my_positional_encoding=right_encoding)
+    passed, text = graded("ex-positional-implement", my_positional_encoding=right_encoding)
     assert passed, text
 
 
@@ -149,7 +156,7 @@ def test_implement_rejects_the_package_function_imported_by_name():
     (80, "is not the pair whose wavelength is closest to 100"),
 ])
 def test_wavelength_rejects_wrong_pairs(closest, message):
-    passed, text = check("ex-positional-wavelength", closest_pair=closest, slow_pairs=160)
+    passed, text = graded("ex-positional-wavelength", closest_pair=closest, slow_pairs=160)
     assert not passed and message in text, text
     assert "wavelength is " + "shorter" in text or "wavelength is longer" in text or closest not in (76, 80), text
     wavelengths = 2 * np.pi * 10000.0 ** (2 * np.arange(256) / 512)
@@ -165,12 +172,12 @@ def test_wavelength_rejects_wrong_pairs(closest, message):
     (150, "is not the number"),
 ])
 def test_wavelength_rejects_wrong_counts(slow, message):
-    passed, text = check("ex-positional-wavelength", closest_pair=77, slow_pairs=slow)
+    passed, text = graded("ex-positional-wavelength", closest_pair=77, slow_pairs=slow)
     assert not passed and message in text, text
 
 
 def test_wavelength_accepts_numpy_integers():
-    passed, text = check("ex-positional-wavelength", closest_pair=np.int64(77), slow_pairs=np.array(160))
+    passed, text = graded("ex-positional-wavelength", closest_pair=np.int64(77), slow_pairs=np.array(160))
     assert passed, text
 
 
@@ -213,14 +220,14 @@ def test_dot_rejects_wrong_first_rises(wrong, message):
     ("thirty", "a list of key positions"),
 ])
 def test_dot_rejects_wrong_runners_up(runner_up, message):
-    passed, text = check("ex-positional-dot", first_rise=_first_rise, runner_up=runner_up)
+    passed, text = graded("ex-positional-dot", first_rise=_first_rise, runner_up=runner_up)
     assert not passed and message in text, text
     assert "[32, 34]" not in text  # the message never gives the answer
 
 
 def test_dot_accepts_the_right_answers_in_any_form():
     for runner_up in ([32, 34], [34, 32], np.array([32, 34]), (np.int64(34), 32)):
-        passed, text = check("ex-positional-dot", first_rise=lambda d: np.int64(_first_rise(d)), runner_up=runner_up)
+        passed, text = graded("ex-positional-dot", first_rise=lambda d: np.int64(_first_rise(d)), runner_up=runner_up)
         assert passed, text
 
 
@@ -303,7 +310,7 @@ def test_layout_accepts_pairs_computed_in_float32_from_the_package():
         inverse = np.argsort(np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)]))
         gap = np.abs(saved[:, inverse] - mt.positional_encoding(n, d)).reshape(n, d // 2, 2).max(axis=(0, 2))
         return np.flatnonzero(gap < 0.01).tolist()
-    passed, text = check("ex-positional-layout", t2t_shift=_t2t_shift, close_pairs=from_tables)
+    passed, text = graded("ex-positional-layout", t2t_shift=_t2t_shift, close_pairs=from_tables)
     assert passed, text
 
 
@@ -319,7 +326,7 @@ def _fixed(x, max_len, start=0):
 
 
 def test_fix_max_len_accepts_the_reference():
-    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=_fixed)
+    passed, text = graded("ex-positional-fix-max-len", fixed_add_encoding=_fixed)
     assert passed, text
 
 
@@ -403,7 +410,7 @@ def test_fix_max_len_accepts_an_in_place_addition():
         x += mt.positional_encoding(max_len, x.shape[-1])[None, start:start + x.shape[1]]
         return x
 
-    passed, text = check("ex-positional-fix-max-len", fixed_add_encoding=in_place)
+    passed, text = graded("ex-positional-fix-max-len", fixed_add_encoding=in_place)
     assert passed, text
 
 
@@ -460,7 +467,7 @@ def test_fix_scale_accepts_an_in_place_scaling():
         embeddings *= np.sqrt(embeddings.shape[1])
         return embeddings[tokens] + mt.positional_encoding(tokens.shape[1], embeddings.shape[1])[None]
 
-    passed, text = check("ex-positional-fix-scale", fixed_embed=in_place, unit_rms_factor=_unit)
+    passed, text = graded("ex-positional-fix-scale", fixed_embed=in_place, unit_rms_factor=_unit)
     assert passed, text
 
 
@@ -482,7 +489,7 @@ def test_fix_scale_rejects_wrong_uniform_factors(wrong, message):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fix_scale_accepts_the_exact_factor_in_float32_and_float64(dtype):
-    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt),
+    passed, text = graded("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt),
                          unit_rms_factor=lambda a: np.sqrt(np.asarray(3, dtype)) / np.asarray(a, dtype))
     assert passed, text
 
@@ -537,7 +544,7 @@ def test_decode_rejects_wrong_decoders(wrong, message):
 
 
 def test_decode_accepts_the_slowest_pair():
-    passed, text = check("ex-positional-decode", decode_positions=_decode_with_pair(lambda w, n: len(w) - 1))
+    passed, text = graded("ex-positional-decode", decode_positions=_decode_with_pair(lambda w, n: len(w) - 1))
     assert passed, text
 
 
@@ -562,7 +569,7 @@ def test_previous_accepts_an_in_place_scaling():
         pe *= 8.0  # the check's keys are its own copy: they stay unscaled
         return pe @ rotation_matrix(-1, pe.shape[1]).T
 
-    passed, text = check("ex-positional-previous", look_back_queries=in_place)
+    passed, text = graded("ex-positional-previous", look_back_queries=in_place)
     assert passed, text
 
 
@@ -574,7 +581,7 @@ def test_previous_accepts_an_in_place_scaling():
 def test_wavelength_messages_give_no_answer(env, answers):
     for label_env in ({"closest_pair": env["closest_pair"], "slow_pairs": 160},
                       {"closest_pair": 77, "slow_pairs": env["slow_pairs"]}):
-        passed, text = check("ex-positional-wavelength", **label_env)
+        passed, text = graded("ex-positional-wavelength", **label_env)
         assert not passed, text
         assert_hides(text, *answers)
 
@@ -582,7 +589,7 @@ def test_wavelength_messages_give_no_answer(env, answers):
 @pytest.mark.parametrize("first_rise", [lambda d: 5, lambda d: _first_rise(d) - 1, lambda d: _first_rise(d) + 1,
                                         lambda d: 400])
 def test_dot_messages_give_no_answer(first_rise):
-    passed, text = check("ex-positional-dot", first_rise=first_rise, runner_up=[31])
+    passed, text = graded("ex-positional-dot", first_rise=first_rise, runner_up=[31])
     assert not passed, text
     assert_hides(text, [_first_rise(d) for d in (128, 16, 64, 512) if _first_rise(d) >= 10], [32, 34])
 
@@ -597,3 +604,74 @@ def test_fix_scale_factor_messages_give_no_answer(limit_factor):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden/)
+def _encoding_of_at_most_512(length, d_model):
+    """Right while d_model <= 512, the widest public case: the pairs' exponents typed in for 512."""
+    angles = np.arange(length)[:, None] * 10000.0 ** (-np.arange(0, 512, 2)[:d_model // 2] / d_model)
+    table = np.zeros((length, d_model))
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table
+
+
+def _fixed_for_ten_rows(x, max_len, start=0):
+    """The fix with the public table's max_len = 10 typed in."""
+    return _fixed(x, 10, start)
+
+
+def _embed_six_tokens(tokens, embeddings):
+    """Right for the public batches of 6 tokens: their length typed in."""
+    d_model = embeddings.shape[1]
+    return embeddings[tokens] * math.sqrt(d_model) + mt.positional_encoding(6, d_model)[None]
+
+
+def _unit_looked_up(limit):
+    """The factors of the public limits, looked up; the last one for any other limit."""
+    return {0.05: _unit(0.05), 0.1: _unit(0.1)}.get(limit, _unit(0.01))
+
+
+def _close_pairs_looked_up(d_model, length):
+    """The length looked up from the public cases' widths, not taken from the argument."""
+    return _close_pairs(d_model, {16: 20, 64: 50, 512: 1000}[d_model])
+
+
+def _look_back_at_public_widths(pe):
+    """One matrix for every position, but the shift's width looked up: right at the public widths 64, 128, 256."""
+    d = pe.shape[1] if pe.shape[1] in (64, 128, 256) else 128
+    return 8.0 * pe @ rotation_matrix(-1, d)[:pe.shape[1], :pe.shape[1]].T
+
+
+@pytest.mark.parametrize("label,env", [
+    ("ex-positional-wavelength", dict(closest_pair=154, slow_pairs=160)),  # a feature index
+    ("ex-positional-wavelength", dict(closest_pair=77, slow_pairs=159)),   # omega_i * 50
+    ("ex-positional-dot", dict(first_rise=lambda d: {128: 12, 16: 4, 64: 6, 512: 44}.get(d, 12), runner_up=[32, 34])),
+    ("ex-positional-dot", dict(first_rise=_first_rise, runner_up=[34])),
+    ("ex-positional-implement", dict(my_positional_encoding=_encoding_of_at_most_512)),
+    ("ex-positional-fix-max-len", dict(fixed_add_encoding=_fixed_for_ten_rows)),
+    ("ex-positional-fix-scale", dict(fixed_embed=_embed_six_tokens, unit_rms_factor=_unit)),
+    ("ex-positional-fix-scale", dict(fixed_embed=_embed(math.sqrt), unit_rms_factor=_unit_looked_up)),
+    ("ex-positional-layout", dict(t2t_shift=_t2t_shift, close_pairs=_close_pairs_looked_up)),
+    ("ex-positional-decode", dict(decode_positions=_decode_with_pair(lambda w, length: len(w) - 4))),
+    ("ex-positional-previous", dict(look_back_queries=_look_back_at_public_widths)),
+])
+def test_hidden_cases_catch_answers_tuned_to_the_public_ones(label, env):
+    assert_tuned_answer_caught(CHAPTER, label, **env)
+
+
+def test_public_checks_no_longer_hold_the_values_they_hid():
+    assert_public_check_hides(CHAPTER, "ex-positional-wavelength", 77, 160, 154,
+                              spelled=["CLOSEST", "SLOW", "WAVELENGTHS", "* 49", "* 50"])
+    assert_public_check_hides(CHAPTER, "ex-positional-dot", [32, 34], spelled=["32", "34"])
+
+
+@pytest.mark.parametrize("label,env,message", [
+    ("ex-positional-wavelength", dict(closest_pair=128, slow_pairs=160), "you left out the 2 pi"),
+    ("ex-positional-wavelength", dict(closest_pair=300, slow_pairs=160), "numbered 0 to 255"),
+    ("ex-positional-wavelength", dict(closest_pair=77, slow_pairs=300), "between 0 and 256"),
+    ("ex-positional-dot", dict(first_rise=_first_rise, runner_up=[30]), "the query's own position"),
+    ("ex-positional-dot", dict(first_rise=_first_rise, runner_up=[31, 31]), "once"),
+])
+def test_public_checks_still_catch_what_they_can_without_the_values(label, env, message):
+    passed, text = check(label, **env)
+    assert not passed and message in text, text

@@ -73,16 +73,21 @@ def _gaps(d_model, length):
     return np.maximum(np.abs(np.sin(t2t) - np.sin(paper)).max(axis=0), np.abs(np.cos(t2t) - np.cos(paper)).max(axis=0))
 
 
+def _pairs(close_pairs, d_model, length, what):
+    """The student's close_pairs(d_model, length), as a sorted list of ints."""
+    got = call(close_pairs, "close_pairs", d_model, length)
+    answered(got, what)
+    try:
+        return sorted(int(i) for i in np.atleast_1d(np.asarray(got)).reshape(-1))
+    except (TypeError, ValueError):
+        raise AssertionError(f"{what} must be a list of pair indices i, whole numbers.") from None
+
+
 @test_case(points=1)
 def pairs_close_to_the_papers(close_pairs):
     for d_model, length in CASES:
         what = f"close_pairs({d_model}, {length})"
-        got = call(close_pairs, "close_pairs", d_model, length)
-        answered(got, what)
-        try:
-            pairs = sorted(int(i) for i in np.atleast_1d(np.asarray(got)).reshape(-1))
-        except (TypeError, ValueError):
-            raise AssertionError(f"{what} must be a list of pair indices i, whole numbers.") from None
+        pairs = _pairs(close_pairs, d_model, length, what)
         right = [int(i) for i in np.flatnonzero(_gaps(d_model, length) < 0.01)]
         if pairs == right:
             continue
