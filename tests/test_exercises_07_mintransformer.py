@@ -4,6 +4,7 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import pathlib
 import re
 
 import numpy as np
@@ -12,12 +13,20 @@ from keras import ops
 
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught
 
 CHAPTER = "07_mintransformer"
+HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CHAPTER
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
 
@@ -290,10 +299,11 @@ def test_untied_share_counts_are_the_packages():
     model = mt.MinTransformer(6, 256, 8, 1024, 10, 10, max_length=8, share_embeddings=True)
     model((np.array([[5, 6, 7]]), np.array([[1, 5, 6]])))
     assert model.count_params() - 10 * 256 == 11_059_200
-    passed, text = check("ex-model-untied-share", untied_share=UNTIED, tied_share=TIED)
-    assert passed, text
-    passed, text = check("ex-model-untied-share", untied_share=0.7201, tied_share=np.float64(0.4613))
-    assert passed, text
+    for run in (check, graded):
+        passed, text = run("ex-model-untied-share", untied_share=UNTIED, tied_share=TIED)
+        assert passed, text
+        passed, text = run("ex-model-untied-share", untied_share=0.7201, tied_share=np.float64(0.4613))
+        assert passed, text
 
 
 @pytest.mark.parametrize("untied,tied,message", [
@@ -313,7 +323,7 @@ def test_untied_share_counts_are_the_packages():
     (0.72, TIED, "`untied_share` is 0.72: close, so probably the right count, rounded too much"),
 ])
 def test_untied_share_rejects_the_known_mistakes(untied, tied, message):
-    passed, text = check("ex-model-untied-share", untied_share=untied, tied_share=tied)
+    passed, text = graded("ex-model-untied-share", untied_share=untied, tied_share=tied)
     assert not passed and message in text, text
     assert "0.7201" not in text and "0.4613" not in text, text  # never the value
     assert_hides(text, UNTIED, TIED)
@@ -328,7 +338,10 @@ ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
     (np.tril(np.ones((4, 4))), np.zeros(4), "the look-ahead mask alone"),
     (np.tile([0, 1, 1, 1], (4, 1)), np.zeros(4), "That is the padding mask alone"),
     (np.vstack([np.zeros(4), np.tril(np.ones((4, 4)))[1:]]), np.zeros(4), "You block row 0, query 0's row"),
-    (np.ones((4, 4)), np.zeros(4), "Which column does the padding mask block?"),
+    (np.ones((4, 4)), np.zeros(4), "your mask lets a query see a later key"),
+    (np.tril(np.ones((4, 4))) * [1, 1, 0, 1], np.zeros(4), "Which column does the padding mask block?"),  # hidden
+    (ZEROS_MASK, np.array([0.5, 0, 0, 0]), "query_0_weights"),  # hidden
+    (ZEROS_MASK, np.array([0, 0.5, 0.5, 0]), "a key after position 0"),
     (ZEROS_MASK.T, np.zeros(4), "Row t is query t"),
     (ZEROS_MASK, np.array([1.0, 0, 0, 0]), "key 0 holds the padding id"),
     (ZEROS_MASK, np.full(4, 0.25), "Uniform weights would let query 0 read the padding"),
@@ -336,14 +349,14 @@ ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
     (ZEROS_MASK, np.zeros(3), "give query 0's 4 weights"),
 ])
 def test_start_token_rejects_the_known_mistakes(mask, weights, message):
-    passed, text = check("ex-model-start-token", start_mask_by_hand=mask, query_0_weights=weights)
+    passed, text = graded("ex-model-start-token", start_mask_by_hand=mask, query_0_weights=weights)
     assert not passed and message in text, text
     assert "decoder_self_mask(tgt)" not in text  # no hint that hands over the answer
     assert "weights 0" not in text and "exactly 0" not in text and "zeros" not in text, text  # nor the weights
 
 
 def test_start_token_accepts_booleans():
-    passed, text = check("ex-model-start-token", start_mask_by_hand=ZEROS_MASK > 0, query_0_weights=[0, 0, 0, 0])
+    passed, text = graded("ex-model-start-token", start_mask_by_hand=ZEROS_MASK > 0, query_0_weights=[0, 0, 0, 0])
     assert passed, text
 
 
@@ -422,3 +435,74 @@ def test_fix_masks_rejects_the_known_mistakes(wrong, message):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden/07_...)
+def test_every_exercise_with_one_right_answer_has_hidden_cases():
+    assert sorted(p.stem for p in HIDDEN.glob("*.py")) == sorted(mt.exercises.labels(CHAPTER))
+
+
+def test_hidden_counts_are_the_packages():
+    namespace = {}
+    exec((HIDDEN / "ex-model-prenorm-count.py").read_text(), namespace)
+    for config, count in namespace["HIDDEN_COUNTS"].items():
+        N, D, h, dff, Vi, Vt, share, norm_first = config
+        model = mt.MinTransformer(N, D, h, dff, Vi, Vt, max_length=8, share_embeddings=share, norm_first=norm_first)
+        model.build(((1, 3), (1, 3)))
+        assert model.count_params() == count, config
+        assert config not in _count_check_module().COUNTS  # other configurations than the public ones
+
+
+def _tuned_embedding(E, tokens):
+    """Right for the public lengths (T <= 7) only: the positional table cut at 7 rows."""
+    E, tokens = np.asarray(E), np.asarray(tokens)
+    return np.sqrt(E.shape[1]) * E[tokens] + mt.positional_encoding(7, E.shape[1])[: tokens.shape[1]]
+
+
+def _tuned_param_count(*args, **kwargs):
+    """The public configurations' counts, looked up in the public check."""
+    config = tuple(kwargs[k] for k in _count_check_module().KEYS)
+    return _count_check_module().COUNTS[config]
+
+
+def _tuned_package_mha(d_model, num_heads):
+    """The public cases' counts, looked up."""
+    return {16: 1088, 24: 2400, 40: 6560}[d_model]
+
+
+def _tuned_keras_mha(d_model, num_heads, key_dim):
+    """Right on the public cases only, where d_model is 16, 24 or 40."""
+    return _keras_count(d_model, num_heads, key_dim) if d_model in (16, 24, 40) else 0
+
+
+def _tuned_fixed_logits(model, source, target):
+    """Right at the public target length, 5, only: the look-ahead part made for it."""
+    source_mask = mt.padding_mask(source, model.pad_id)
+    self_mask = ops.logical_and(mt.causal_mask(5), mt.padding_mask(target, model.pad_id))
+    context = model.encoder(model.source_embedding(source), attention_mask=source_mask, training=False)
+    H = model.decoder(model.target_embedding(target), context, self_mask=self_mask, cross_mask=source_mask,
+                      training=False)
+    return model.output_projection(H)
+
+
+@pytest.mark.parametrize("label,env", [
+    ("ex-model-embed", {"my_embedding": _tuned_embedding}),
+    ("ex-model-prenorm-count", {"param_count": _tuned_param_count}),
+    ("ex-model-heads-free", {"package_mha_params": _tuned_package_mha, "keras_mha_params": _keras_count}),
+    ("ex-model-heads-free", {"package_mha_params": lambda D, h: 4 * D * D + 4 * D,
+                             "keras_mha_params": _tuned_keras_mha}),
+    ("ex-model-untied-share", {"untied_share": 0.7, "tied_share": 0.4}),  # of the right form
+    ("ex-model-start-token", {"start_mask_by_hand": np.tril(np.ones((4, 4))) * [1, 1, 0, 1],
+                              "query_0_weights": np.zeros(4)}),
+    ("ex-model-start-token", {"start_mask_by_hand": ZEROS_MASK, "query_0_weights": [0.5, 0, 0, 0]}),
+    ("ex-model-fix-masks", {"fixed_logits": _tuned_fixed_logits}),
+])
+def test_answers_tuned_to_the_public_cases_fail_the_hidden_ones(label, env):
+    assert_tuned_answer_caught(CHAPTER, label, **env)
+
+
+def test_public_checks_no_longer_hold_the_fixed_answers():
+    # (the layers' count at D = 256, and the untied and tied vocabulary-sized counts)
+    assert_public_check_hides(CHAPTER, "ex-model-untied-share", UNTIED, TIED, 11_059_200, 28_453_000, 9_472_000)
+    assert_public_check_hides(CHAPTER, "ex-model-start-token", ZEROS_MASK, np.zeros(4),
+                              spelled=("decoder_self_mask", "attention_scores", "[0, 4, 6, 2]"))
