@@ -12,12 +12,19 @@ import tensorflow as tf
 
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute, assert_same_message
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught, hidden_path
 
 CHAPTER = "01_mathematics"
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases (grading/hidden/)."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
 
@@ -89,7 +96,7 @@ def test_every_check_has_its_right_answers_here():
 
 @pytest.mark.parametrize("label", sorted(RIGHT))
 def test_the_right_answers_pass(label):
-    passed, text = check(label, **RIGHT[label])
+    passed, text = graded(label, **RIGHT[label])
     assert passed, text
 
 
@@ -217,7 +224,7 @@ def test_shift_names_the_wrong_d_k(wrong, message):
 
 
 def test_shift_accepts_d_k_from_the_bias():
-    passed, text = check("ex-mathematics-shift", **with_(
+    passed, text = graded("ex-mathematics-shift", **with_(
         "ex-mathematics-shift", row_shift=lambda Q, b_K: Q @ b_K / np.sqrt(len(b_K))))
     assert passed, text
 
@@ -235,7 +242,7 @@ def test_shift_says_the_same_whichever_bias_is_wrong():
     wrongs += [{role: not value for role, value in right.items()}, dict(right, query=False, key=True)]
     texts = []
     for answers in wrongs:
-        passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", bias_changes_weights=answers))
+        passed, text = graded("ex-mathematics-shift", **with_("ex-mathematics-shift", bias_changes_weights=answers))
         assert not passed and "At least one of the three entries" in text, text
         assert "change the weights" not in text and "changes the weights" not in text, text
         texts.append(text)
@@ -292,7 +299,7 @@ def test_temperature_rejects_near_ties_as_ties():
     lambda z: ops.convert_to_tensor((z == z.max()) / (z == z.max()).sum()),
 ])
 def test_temperature_accepts_other_correct_cold_limits(cold_limit):
-    passed, text = check("ex-mathematics-temperature", **with_("ex-mathematics-temperature", cold_limit=cold_limit))
+    passed, text = graded("ex-mathematics-temperature", **with_("ex-mathematics-temperature", cold_limit=cold_limit))
     assert passed, text
 
 
@@ -470,7 +477,7 @@ def test_fix_refuses_the_package_and_a_library_softmax(wrong):
 
 
 def test_fix_accepts_a_list():
-    passed, text = check("ex-mathematics-fix-sum-index",
+    passed, text = graded("ex-mathematics-fix-sum-index",
                          fixed_attention=lambda Q, K, V: list(fixed_attention(Q, K, V)))
     assert passed, text
 
@@ -511,7 +518,7 @@ def test_permutation_names_the_wrong_predictions(wrong, message):
     lambda out, A: (np.flip(out, axis=0), np.flip(A)),
 ])
 def test_permutation_accepts_other_correct_answers(predict_reversed):
-    passed, text = check("ex-mathematics-permutation", predict_reversed=predict_reversed)
+    passed, text = graded("ex-mathematics-permutation", predict_reversed=predict_reversed)
     assert passed, text
 
 
@@ -520,7 +527,7 @@ def test_permutation_accepts_other_correct_answers(predict_reversed):
     lambda S: np.array([1 / S, np.log(S)]),
 ])
 def test_divide_by_dk_accepts_a_list_or_an_array(limits):
-    passed, text = check("ex-mathematics-divide-by-dk",
+    passed, text = graded("ex-mathematics-divide-by-dk",
                          **with_("ex-mathematics-divide-by-dk", limits_divided_by_dk=limits))
     assert passed, text
 
@@ -551,7 +558,7 @@ def _hot_cases():
 ])
 def test_no_message_hands_out_the_answer(label, changes, answers):
     """A wrong answer's message never prints an expected value (nor the expected entry of an array)."""
-    passed, text = check(label, **with_(label, **changes))
+    passed, text = graded(label, **with_(label, **changes))
     assert not passed, text
     expected = list(answers)
     if label == "ex-mathematics-fix-sum-index":  # the expected output and weights of the check's first case
@@ -572,3 +579,59 @@ def test_no_message_hands_out_the_answer(label, changes, answers):
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden/)
+def _softmax_of_the_public_axes(z, axis=-1):
+    """Right for the axes the public cases use (-1, 0 and 1); the last axis for any other."""
+    return stable_softmax(z, axis if axis in (-1, 0, 1) else -1)
+
+
+def _fixed_looked_up(Q, K, V):
+    """The fix with the scale looked up for the public cases' d_k."""
+    scale = {8: np.sqrt(8), 2: np.sqrt(2), 4: 2.0, 16: 4.0}[Q.shape[-1]]
+    weights = stable_softmax(Q @ K.T / scale)
+    return weights @ V, weights
+
+
+def _cold_limit_ties_of_three(z):
+    """Right while at most three entries share the maximum, as in the public cases."""
+    top = z == z.max()
+    return top / min(top.sum(), 3)
+
+
+@pytest.mark.parametrize("label,changes", [
+    ("ex-mathematics-softmax", dict(stable_softmax=_softmax_of_the_public_axes)),
+    ("ex-mathematics-shift", dict(softmax_z=np.array([0.5, 0.5]))),
+    ("ex-mathematics-shift", dict(bias_changes_weights={"query": False, "key": False, "value": False})),
+    ("ex-mathematics-shift", dict(row_shift=lambda Q, b_K: Q @ b_K / np.sqrt(8))),
+    ("ex-mathematics-temperature", dict(cold_limit=_cold_limit_ties_of_three)),
+    ("ex-mathematics-temperature", dict(hot_slope=lambda z: (z - z.mean()) / max(len(z), 3))),
+    ("ex-mathematics-variance", dict(dot_variance=lambda d_k, s: d_k * s**4 if d_k in (1, 16, 64, 256) else d_k)),
+    ("ex-mathematics-divide-by-dk", dict(var_divided_by_dk=lambda d_k: {4: 1 / 4, 64: 1 / 64, 512: 1 / 512}[d_k])),
+    ("ex-mathematics-divide-by-dk",
+     dict(limits_divided_by_dk=lambda S: (1 / S, np.log(S) if S in (2, 16, 100) else 0))),
+    ("ex-mathematics-fix-sum-index", dict(fixed_attention=_fixed_looked_up)),
+    ("ex-mathematics-permutation", dict(predict_reversed=lambda out, A: (out[4::-1], A[4::-1, 4::-1]))),
+])
+def test_hidden_cases_catch_answers_tuned_to_the_public_ones(label, changes):
+    assert_tuned_answer_caught(CHAPTER, label, **with_(label, **changes))
+
+
+def test_public_checks_no_longer_hold_the_values_they_hid():
+    right = RIGHT["ex-mathematics-shift"]
+    assert_public_check_hides(CHAPTER, "ex-mathematics-shift", right["softmax_z"], right["softmax_2z"],
+                              right["bias_changes_weights"],
+                              spelled=["np.exp([0.0, 1.0])", "np.exp([0.0, 2.0])", "scaled_dot_product_attention",
+                                       '"key": False'])
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(softmax_z=np.array([0.7, 0.7])), "sum to 1"),
+    (dict(softmax_z=np.array([0.2, 0.3, 0.5])), "has two"),
+    (dict(softmax_2z=np.array([0.9, 0.1])), "the larger one gets more of the weight"),
+    (dict(bias_changes_weights={"query": True, "key": "no", "value": False}), "must be True or False"),
+])
+def test_public_shift_check_still_catches_what_it_can(changes, message):
+    passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", **changes))
+    assert not passed and message in text, text
