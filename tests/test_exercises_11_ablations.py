@@ -15,6 +15,7 @@ import pytest
 import mintransformer as mt
 from mintransformer import data
 from exercise_messages import assert_hides, shown_lines_that_compute
+from public_check_contents import assert_tuned_answer_caught, hidden_path, public_and_merged
 
 CHAPTER = "11_ablations"
 
@@ -167,9 +168,13 @@ def test_bag_bound_accepts_the_right_answer_and_rejects_the_mistakes():
     one_format = [p for p in _every_date() if "/" in p[0] and len(p[0]) == 8]
     passed, text = check("ex-ablations-bag-bound", every_date=lambda: one_format, bag_bound=_right_bound)
     assert not passed and "only part of what the task can draw" in text, text
-    passed, text = check("ex-ablations-bag-bound", every_date=lambda: _every_date()[:-1] + [("x", "y")],
-                         bag_bound=_right_bound)
-    assert not passed and "not the same ones" in text, text
+    for wrong in [("x", "y"), ("17/03/1998", "1998-03-17"), ("17 March 1998", "19980317"),
+                  ("1 January 2050", "2050-01-01")]:
+        passed, text = check("ex-ablations-bag-bound", every_date=lambda: _every_date()[:-1] + [wrong],
+                             bag_bound=_right_bound)
+        assert not passed and "which the task does not draw" in text, text
+    passed, text = check("ex-ablations-bag-bound", every_date=lambda: _every_date()[:-1], bag_bound=_right_bound)
+    assert not passed and "leaves out 2049-12-31 written in format 11" in text, text
 
 
 def test_the_perplexity_check_catches_the_unmasked_mean():
@@ -225,3 +230,67 @@ def test_fix_perplexity_refuses_the_packages_perplexity():
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden)
+def test_saturation_hidden_cases_catch_values_looked_up_for_the_public_dimensions():
+    right = _top_weight(np.sqrt)
+    public = {(d_k, scaled): right(d_k, scaled) for d_k in (1, 4, 16, 64, 256) for scaled in (True, False)}
+    assert_tuned_answer_caught(CHAPTER, "ex-ablations-saturation",
+                               mean_top_weight=lambda d_k, scaled: public.get((d_k, scaled), 0.5))
+    assert public_and_merged(CHAPTER, "ex-ablations-saturation", mean_top_weight=right)[1].passed_all
+
+
+def test_compare_hidden_cases_catch_an_answer_that_ignores_key():
+    # The public cases' second score, perplexity, is 1 + exact: the same differences.
+    def exact_always(runs, a, b, key="exact", comparisons=1):
+        return _compare()(runs, a, b, "exact", comparisons)
+
+    assert_tuned_answer_caught(CHAPTER, "ex-ablations-compare", compare=exact_always)
+    assert public_and_merged(CHAPTER, "ex-ablations-compare", compare=_compare())[1].passed_all
+
+
+def test_bag_bound_hidden_cases_catch_every_pair_twice_and_a_bound_tuned_to_the_public_lists():
+    assert_tuned_answer_caught(CHAPTER, "ex-ablations-bag-bound", every_date=lambda: _every_date() * 2,
+                               bag_bound=_right_bound)
+    public_sizes = (len(SMALL_PUBLIC), 36525 * 12)
+    assert_tuned_answer_caught(CHAPTER, "ex-ablations-bag-bound", every_date=_every_date,
+                               bag_bound=lambda pairs: _right_bound(pairs) if len(pairs) in public_sizes else 0.5)
+    # (The right answer passes the merged check: tests/test_hidden_checks.py.)
+
+
+SMALL_PUBLIC = [("ab", "1"), ("ba", "2"), ("ab", "1"), ("cd", "3"), ("dc", "3"), ("ba", "2"), ("abc", "4")]
+
+
+def test_bag_bound_public_check_no_longer_holds_every_pair():
+    path = mt.exercises.check_path(CHAPTER, "ex-ablations-bag-bound")
+    text = path.read_text()
+    assert "timedelta" not in text and "every_pair" not in text
+    assert_hides(text, 36525 * 12, 36525)
+    namespace = {"__name__": "public_check"}
+    exec(compile(text, str(path), "exec"), namespace)
+    answer = collections.Counter(_every_date())
+    for key, value in namespace.items():
+        results = [value]
+        if callable(value) and getattr(value, "__module__", None) == "public_check":
+            try:
+                results.append(value())
+            except Exception:  # a helper that needs its arguments
+                pass
+        for result in results:
+            if isinstance(result, (list, tuple, set)) and len(result) > 1000:
+                assert collections.Counter(result) != answer, key
+
+
+def test_fix_perplexity_hidden_cases_catch_an_answer_right_on_400_pairs_only():
+    def masked(model, tokenizer, pairs):
+        sources, targets_in, targets_out = data.encode_pairs(pairs, tokenizer)
+        source, target_in, target_out = data.pad(sources), data.pad(targets_in), data.pad(targets_out)
+        loss = mt.masked_loss(target_out, model((source, target_in)), label_smoothing=0.0, pad_id=tokenizer.pad_id)
+        return float(np.exp(keras.ops.convert_to_numpy(loss)))
+
+    assert_tuned_answer_caught(CHAPTER, "ex-ablations-fix-perplexity",
+                               fixed_perplexity=lambda model, tokenizer, pairs: masked(model, tokenizer, pairs)
+                               if len(pairs) == 400 else 1.0)
+    assert public_and_merged(CHAPTER, "ex-ablations-fix-perplexity", fixed_perplexity=masked)[1].passed_all
+    assert hidden_path(CHAPTER, "ex-ablations-fix-perplexity").is_file()
