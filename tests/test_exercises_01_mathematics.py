@@ -311,7 +311,7 @@ def test_temperature_accepts_other_correct_cold_limits(cold_limit):
     (lambda z: np.zeros(len(z)), "Expand e^(z_i / tau)"),
 ])
 def test_temperature_names_the_wrong_hot_slopes(wrong, message):
-    passed, text = check("ex-mathematics-temperature", **with_("ex-mathematics-temperature", hot_slope=wrong))
+    passed, text = graded("ex-mathematics-temperature", **with_("ex-mathematics-temperature", hot_slope=wrong))
     assert not passed and message in text, text
 
 
@@ -323,7 +323,7 @@ def test_temperature_names_the_wrong_hot_slopes(wrong, message):
     (lambda d_k, sigma: d_k**2 * sigma**4, "not d_k^2 times"),
 ])
 def test_variance_names_the_wrong_formulas(wrong, message):
-    passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", dot_variance=wrong))
+    passed, text = graded("ex-mathematics-variance", **with_("ex-mathematics-variance", dot_variance=wrong))
     assert not passed and message in text, text
 
 
@@ -334,7 +334,7 @@ def test_variance_names_the_wrong_formulas(wrong, message):
     (lambda d_k, sigma: sigma**2, "it grows like sigma^2; redo the variance of one term"),
 ])
 def test_variance_names_the_wrong_scaled_formulas(wrong, message):
-    passed, text = check("ex-mathematics-variance", **with_("ex-mathematics-variance", scaled_dot_variance=wrong))
+    passed, text = graded("ex-mathematics-variance", **with_("ex-mathematics-variance", scaled_dot_variance=wrong))
     assert not passed and message in text, text
 
 
@@ -624,6 +624,26 @@ def test_public_checks_no_longer_hold_the_values_they_hid():
                               right["bias_changes_weights"],
                               spelled=["np.exp([0.0, 1.0])", "np.exp([0.0, 2.0])", "scaled_dot_product_attention",
                                        '"key": False'])
+    # The formulas of the derivations: the public checks keep only their known wrong forms.
+    for label, spelled in [
+        ("ex-mathematics-variance", ["lambda d, s: d * s**4", "s**4 + 0 * d", "s**4)"]),
+        ("ex-mathematics-divide-by-dk", ["1 / D_KS ", "1 / D_KS\n", "= 1 / D_KS", "1 / S, np.log(S)"]),
+        ("ex-mathematics-temperature", ["top / M", "/ S\n", "(z - z.mean()) / S", "like(got, z - z.mean())"]),
+    ]:
+        assert_public_check_hides(CHAPTER, label, spelled=spelled)
+
+
+@pytest.mark.parametrize("label,changes,message", [
+    ("ex-mathematics-variance", dict(dot_variance=lambda d_k, sigma: -d_k * sigma**4), "a positive number"),
+    ("ex-mathematics-divide-by-dk", dict(var_divided_by_dk=lambda d_k: 0.0), "a positive number"),
+    ("ex-mathematics-divide-by-dk", dict(limits_divided_by_dk=lambda S: (2.0, np.log(S))), "lies in (0, 1]"),
+    ("ex-mathematics-temperature", dict(cold_limit=lambda z: 0.5 * (z == z.max())), "sum to 1"),
+    ("ex-mathematics-temperature", dict(hot_slope=lambda z: np.ones(len(z))), "do not sum to 0"),
+    ("ex-mathematics-temperature", dict(hot_slope=lambda z: np.ones(len(z) + 1)), "one entry per logit"),
+])
+def test_public_formula_checks_still_catch_what_they_can(label, changes, message):
+    passed, text = check(label, **with_(label, **changes))
+    assert not passed and message in text, text
 
 
 @pytest.mark.parametrize("changes,message", [

@@ -1,9 +1,13 @@
-"""Exercise: dividing the scores by d_k instead of sqrt(d_k) makes every row nearly uniform."""
+"""Exercise: dividing the scores by d_k instead of sqrt(d_k) makes every row nearly uniform.
+
+The check catches known mistakes; the values themselves are hidden test cases (grading/hidden/), checked
+when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import call, close, like, pair, to_numpy
+from mintransformer.exercises.checking import call, like, pair, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-divide-by-dk"
@@ -13,10 +17,20 @@ D_KS = np.array([4.0, 64.0, 512.0])
 SIZES = (16, 2, 100)
 
 
+def _variances(var_divided_by_dk, d_ks):
+    return np.array([float(to_numpy(call(var_divided_by_dk, "var_divided_by_dk", int(d)), "the variance"))
+                     for d in d_ks])
+
+
+def _limits(limits_divided_by_dk, S):
+    result = call(limits_divided_by_dk, "limits_divided_by_dk", S)
+    first, second = pair(result, "limits_divided_by_dk", "(mean largest weight, mean entropy)")
+    return np.array([float(to_numpy(x, "each limit")) for x in (first, second)])
+
+
 @test_case(points=1)
 def variance_after_dividing_by_dk(var_divided_by_dk):
-    got = np.array([float(to_numpy(call(var_divided_by_dk, "var_divided_by_dk", int(d)), "the variance"))
-                    for d in D_KS])
+    got = _variances(var_divided_by_dk, D_KS)
     for wrong, message in [
         (1 / np.sqrt(D_KS), "it scales like the standard deviation, not the variance: dividing a random "
                             "variable by a constant c divides its variance by c^2, not by c."),
@@ -28,18 +42,16 @@ def variance_after_dividing_by_dk(var_divided_by_dk):
     ]:
         if like(got, wrong, rtol=1e-6, atol=1e-12):
             raise AssertionError(f"var_divided_by_dk is wrong: {message}")
-    expected = 1 / D_KS  # (otter shows the line that fails: the close() below, never this one)
-    close(got, expected, "var_divided_by_dk(d_k) for d_k = 4, 64, 512", rtol=1e-6, atol=1e-12,
-          hint="Start from the variance of q . k, and use what dividing by a constant does to a variance.")
+    if not np.all(np.isfinite(got) & (got > 0)):
+        raise AssertionError("var_divided_by_dk is wrong: a variance of a quantity that is not constant is a "
+                             "positive number.")
 
 
 
 @test_case(points=1)
 def the_limit_is_uniform(limits_divided_by_dk):
     for S in SIZES:
-        result = call(limits_divided_by_dk, "limits_divided_by_dk", S)
-        first, second = pair(result, "limits_divided_by_dk", "(mean largest weight, mean entropy)")
-        got = np.array([float(to_numpy(x, "each limit")) for x in (first, second)])
+        got = _limits(limits_divided_by_dk, S)
         what = f"limits_divided_by_dk({S})"
         if like(got, [1.0, 0.0]):
             raise AssertionError(
@@ -53,7 +65,6 @@ def the_limit_is_uniform(limits_divided_by_dk):
             )
         if (np.log2(S) != 1 and like(got[1], np.log2(S))) or like(got[1], np.log10(S)):
             raise AssertionError(f"{what}: the entropy is in nats, with the natural logarithm (np.log).")
-        expected = [1 / S, np.log(S)]
-        close(got, expected, what, atol=1e-6,
-              hint="What do the logits of a row tend to as d_k grows, and what does the softmax make of "
-              "such a row?")
+        if not (0 < got[0] <= 1 and got[1] >= 0):
+            raise AssertionError(f"{what} is not a (largest weight, entropy) pair: a weight lies in (0, 1] and an "
+                                 "entropy is at least 0.")

@@ -1,9 +1,13 @@
-"""Exercise: the cold limit of softmax(z / tau) with ties, and how the weights leave 1/S at a high temperature."""
+"""Exercise: the cold limit of softmax(z / tau) with ties, and how the weights leave 1/S at a high temperature.
+
+The check confirms the format and catches known mistakes; the values themselves are hidden test cases
+(grading/hidden/), checked when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import call, close, like, to_numpy
+from mintransformer.exercises.checking import call, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-temperature"
@@ -39,20 +43,34 @@ def _fitted_temperature(got, z):
     return float(tau)
 
 
-@test_case(points=1)
-def cold(cold_limit):
-    cases = [np.array([2.0, 1.0, 0.5, -1.0]),
+COLD_CASES = [np.array([2.0, 1.0, 0.5, -1.0]),
              np.array([0.5, 0.49, -1.0]),         # a small gap: the limit is still one-hot
              np.array([1.0, 1.0 - 1e-6, 0.0]),    # a near-tie: one-hot all the same
              np.array([1.0, 1.0 - 1e-12, 0.0]),   # a nearer one
              np.array([1.0, 3.0, 3.0, 0.0]),      # a tie for the maximum
-             np.array([-2.0, -2.0, -2.0])]        # all tied
-    for z in cases:
-        with np.errstate(all="ignore"):
-            got = to_numpy(call(cold_limit, "cold_limit", z.copy()), "The result of `cold_limit`")
+              np.array([-2.0, -2.0, -2.0])]        # all tied
+HOT_CASES = [np.array([2.0, 1.0, 0.5, -1.0]),
+             np.array([10.0, -3.0, 0.0, 7.0, 1.0]),
+             np.array([4.0, 4.0, 1.0]),
+             np.array([-2.0, -2.0, -2.0])]  # a constant row: uniform at every temperature
+
+
+def _result(function, label, z):
+    with np.errstate(all="ignore"):
+        got = to_numpy(call(function, label, z.copy()), f"The result of `{label}`")
+    if got.shape != z.shape:
+        raise AssertionError(f"{label} of {len(z)} logits has shape {got.shape}: one entry per logit, {z.shape}.")
+    if not np.all(np.isfinite(got)):
+        raise AssertionError(f"{label}({z.tolist()}) has a NaN or inf: the limit is finite.")
+    return got
+
+
+@test_case(points=1)
+def cold(cold_limit):
+    for z in COLD_CASES:
+        got = _result(cold_limit, "cold_limit", z)
         top = z == z.max()
         M = int(top.sum())
-        expected = top / M
         what = f"cold_limit({z.tolist()})"
         if M > 1 and like(got, np.eye(len(z))[np.argmax(z)]):
             raise AssertionError(
@@ -71,50 +89,31 @@ def cold(cold_limit):
                 "equal to it (np.isclose?). The largest entry is unique, however small the gap: "
                 "the limit is one-hot. Only exactly equal entries (z == z.max()) share it."
             )
-        if not like(got, expected, atol=1e-6):
-            tau = _fitted_temperature(got, z)
-            if tau is not None:
-                raise AssertionError(
-                    f"{what} is softmax(z / tau) with tau = {tau:.0e}: a small temperature, not the "
-                    "limit. Close ties need ever smaller tau; in the limit every entry below the "
-                    "maximum gets exactly 0. Write the limit from your formula."
-                )
-        close(got, expected, what, atol=1e-6,
-              hint="As tau -> 0+, (z_i - max z) / tau -> -infinity for every entry below the maximum.")
+        tau = _fitted_temperature(got, z)
+        if tau is not None:
+            raise AssertionError(
+                f"{what} is softmax(z / tau) with tau = {tau:.0e}: a small temperature, not the "
+                "limit. Close ties need ever smaller tau; in the limit every entry below the "
+                "maximum gets exactly 0. Write the limit from your formula."
+            )
+        if np.any(got < -1e-9) or not abs(got.sum() - 1) < 1e-6:
+            raise AssertionError(f"{what} is not a set of weights: the weights of a softmax, and so their limit, "
+                                 "are at least 0 and sum to 1.")
 
 
 @test_case(points=1)
 def hot(hot_slope):
-    cases = [np.array([2.0, 1.0, 0.5, -1.0]),
-             np.array([10.0, -3.0, 0.0, 7.0, 1.0]),
-             np.array([4.0, 4.0, 1.0]),
-             np.array([-2.0, -2.0, -2.0])]  # a constant row: uniform at every temperature
-    for z in cases:
-        with np.errstate(all="ignore"):
-            got = to_numpy(call(hot_slope, "hot_slope", z.copy()), "The result of `hot_slope`")
+    for z in HOT_CASES:
+        got = _result(hot_slope, "hot_slope", z)
         S = len(z)
-        expected = (z - z.mean()) / S
         what = f"hot_slope({z.tolist()})"
-        if got.shape == z.shape and not like(got, expected, atol=1e-6):
-            if like(got, np.full(S, 1 / S)):
-                raise AssertionError(
-                    f"{what} is 1/S, the limit itself. The task asks for the next term: the vector c with "
-                    "softmax(z / tau) = 1/S + c / tau + O(1/tau^2), how each weight leaves 1/S."
-                )
-            if like(got, z / S):
-                raise AssertionError(
-                    f"{what}: your deviations do not sum to 0, so the weights would not sum to 1 at a large "
-                    "tau. The denominator changes with tau too: expand it as well as the numerator."
-                )
-            if like(got, z - z.mean()):
-                raise AssertionError(
-                    f"{what} points the right way (your deviations sum to 0) but has the wrong size. Expand "
-                    "the denominator, a sum of S terms, as carefully as the numerator."
-                )
-            if like(got, expected, atol=1e-3):
-                raise AssertionError(
-                    f"{what} is close but not exact: a softmax evaluated at a finite tau still carries the "
-                    "terms of order 1/tau^2. Write c from your expansion."
-                )
-        close(got, expected, what, atol=1e-6,
-              hint="Expand e^(z_i / tau) = 1 + z_i / tau + O(1/tau^2) in the numerator and in the denominator.")
+        if like(got, np.full(S, 1 / S)):
+            raise AssertionError(
+                f"{what} is 1/S, the limit itself. The task asks for the next term: the vector c with "
+                "softmax(z / tau) = 1/S + c / tau + O(1/tau^2), how each weight leaves 1/S."
+            )
+        if not abs(got.sum()) < 1e-6:
+            raise AssertionError(
+                f"{what}: your deviations do not sum to 0, so the weights would not sum to 1 at a large "
+                "tau. The denominator changes with tau too: expand it as well as the numerator."
+            )

@@ -1,9 +1,13 @@
-"""Exercise: the variance of q . k for components of variance sigma^2, measured on the student's own sample."""
+"""Exercise: the variance of q . k for components of variance sigma^2, measured on the student's own sample.
+
+The check catches known mistakes in the two formulas and measures the ratio again on the student's samples;
+the formulas' values are hidden test cases (grading/hidden/), checked when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, like, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-variance"
@@ -12,19 +16,21 @@ points = 3
 GRID = [(d_k, sigma) for d_k in (1, 16, 64, 256) for sigma in (0.5, 1.0, 2.0)]
 
 
-def _values(function, label):
+def _values(function, label, grid=GRID):
     return np.array([float(to_numpy(call(function, label, d_k, sigma), f"{label}({d_k}, {sigma})"))
-                     for d_k, sigma in GRID])
+                     for d_k, sigma in grid])
 
 
-def _formula(f):
-    return np.array([f(float(d_k), sigma) for d_k, sigma in GRID])
+def _formula(f, grid=GRID):
+    return np.array([f(float(d_k), sigma) for d_k, sigma in grid])
 
 
 def _name_the_mistake(got, label, mistakes):
     for wrong, message in mistakes:
         if like(got, _formula(wrong), rtol=1e-6, atol=1e-9):
             raise AssertionError(f"{label} is wrong: {message}")
+    if not np.all(np.isfinite(got) & (got > 0)):
+        raise AssertionError(f"{label} is wrong: a variance of a quantity that is not constant is a positive number.")
 
 
 @test_case(points=1)
@@ -42,9 +48,6 @@ def variance_of_the_dot_product(dot_variance):
         (lambda d, s: d**2 * s**4,
          "the variances of d_k independent terms add up to d_k times one term's, not d_k^2 times."),
     ])
-    expected = _formula(lambda d, s: d * s**4)  # (otter shows the failing line, the close() below)
-    close(got, expected, "dot_variance(d_k, sigma)", rtol=1e-6, atol=1e-9,
-          hint="Var(q . k) = sum over the d_k terms of Var(q_i k_i).")
 
 
 @test_case(points=1)
@@ -54,17 +57,10 @@ def variance_of_the_scaled_dot_product(scaled_dot_variance):
         (lambda d, s: 1.0 + 0 * d,
          "it is always 1, which holds only for sigma = 1. Dividing by sqrt(d_k) removes the dependence "
          "on d_k, not the one on sigma."),
-        (lambda d, s: np.sqrt(d) * s**4,
-         "dividing by a constant c divides the variance by c^2: here by (sqrt(d_k))^2 = d_k."),
-        (lambda d, s: d * s**4,
-         "that is the variance before dividing by sqrt(d_k)."),
         (lambda d, s: s**2,
          "it grows like sigma^2; redo the variance of one term q_i k_i, a product of two components "
          "of variance sigma^2 each."),
     ])
-    expected = _formula(lambda d, s: s**4 + 0 * d)
-    close(got, expected, "scaled_dot_variance(d_k, sigma)", rtol=1e-6,
-          atol=1e-9, hint="Var(X / c) = Var(X) / c^2.")
 
 
 N_PAIRS, D_K, SIGMA = 20_000, 256, 2.0
