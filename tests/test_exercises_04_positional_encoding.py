@@ -191,6 +191,12 @@ def _first_rise(d_model):
     return int(k[np.argmax(_dot(k, d_model) > _dot(k - 1, d_model))])
 
 
+def _later_rise(d_model):
+    """An offset after the first rise at which the dot product grows again."""
+    k = np.arange(_first_rise(d_model) + 1, 5000)
+    return int(k[np.argmax(_dot(k, d_model) > _dot(k - 1, d_model))])
+
+
 def test_dot_first_rise_values():
     # The chapter's width and the paper's: the similarity stops falling at these offsets.
     assert _first_rise(128) == 12 and _first_rise(512) == 44
@@ -198,14 +204,14 @@ def test_dot_first_rise_values():
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda d: _first_rise(d) - 1, "too small: the dot product falls"),
-    (lambda d: 2, "too small: the dot product falls"),
-    (lambda d: _first_rise(d) + 3, "too large: the dot product has already risen"),
+    (lambda d: _first_rise(d) - 1, "the dot product falls at that offset"),
+    (lambda d: 2, "the dot product falls at that offset"),
+    (lambda d: _later_rise(d), "too large: the dot product has already risen"),
     (lambda d: 0, "offsets start at 1"),
     (lambda d: [_first_rise(d)] * 2, "one whole number"),
 ])
 def test_dot_rejects_wrong_first_rises(wrong, message):
-    passed, text = check("ex-positional-dot", first_rise=wrong, runner_up=[32, 34])
+    passed, text = graded("ex-positional-dot", first_rise=wrong, runner_up=[32, 34])
     assert not passed and message in text, text
 
 
@@ -450,7 +456,7 @@ def _embed(factor, scale_pe=False):
     (_embed(lambda d: 1 / math.sqrt(d)), "you divided the embedding"),
 ])
 def test_fix_scale_rejects_the_known_wrong_scales(wrong, message):
-    passed, text = check("ex-positional-fix-scale", fixed_embed=wrong, unit_rms_factor=_unit)
+    passed, text = graded("ex-positional-fix-scale", fixed_embed=wrong, unit_rms_factor=_unit)
     assert not passed and message in text, text
 
 
@@ -458,7 +464,7 @@ def test_fix_scale_the_course_passes_only_at_width_512():
     result = mt.exercises.run_check(CHAPTER, "ex-positional-fix-scale",
                                     {"fixed_embed": _embed(lambda d: math.sqrt(512)), "unit_rms_factor": _unit})
     assert result.score == 2  # the width 512 and the uniform factor
-    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=_unit)
+    passed, text = graded("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=_unit)
     assert passed, text
 
 
@@ -482,7 +488,7 @@ def test_fix_scale_accepts_an_in_place_scaling():
     (lambda a: np.array([1.0, 2.0]), "one number"),
 ])
 def test_fix_scale_rejects_wrong_uniform_factors(wrong, message):
-    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=wrong)
+    passed, text = graded("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=wrong)
     assert not passed and message in text, text
     assert "34.6" not in text and "17.3" not in text  # never the expected value
 
@@ -498,7 +504,7 @@ def test_fix_scale_rejects_a_factor_estimated_from_a_sample():
     def from_a_sample(a):  # what the exercise asks not to do: 10 million draws, error about 1e-4
         sample = np.random.default_rng(0).uniform(-a, a, size=10_000_000)
         return 1 / np.sqrt(np.mean(sample ** 2))
-    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=from_a_sample)
+    passed, text = graded("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=from_a_sample)
     assert not passed and "not of a sample" in text, text
 
 
@@ -596,7 +602,7 @@ def test_dot_messages_give_no_answer(first_rise):
 
 @pytest.mark.parametrize("limit_factor", [lambda a: 1 / a, lambda a: 3 / a, lambda a: 2 / a])
 def test_fix_scale_factor_messages_give_no_answer(limit_factor):
-    passed, text = check("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=limit_factor)
+    passed, text = graded("ex-positional-fix-scale", fixed_embed=_embed(math.sqrt), unit_rms_factor=limit_factor)
     assert not passed, text
     assert_hides(text, [_unit(a) for a in (0.05, 0.1, 0.01)])
     assert "a^2 / 3" not in text and "sqrt(3)" not in text, text
@@ -662,7 +668,8 @@ def test_hidden_cases_catch_answers_tuned_to_the_public_ones(label, env):
 def test_public_checks_no_longer_hold_the_values_they_hid():
     assert_public_check_hides(CHAPTER, "ex-positional-wavelength", 77, 160, 154,
                               spelled=["CLOSEST", "SLOW", "WAVELENGTHS", "* 49", "* 50"])
-    assert_public_check_hides(CHAPTER, "ex-positional-dot", [32, 34], spelled=["32", "34"])
+    assert_public_check_hides(CHAPTER, "ex-positional-dot", [32, 34], spelled=["32", "34", "argmax", "5000"])
+    assert_public_check_hides(CHAPTER, "ex-positional-fix-scale", spelled=["sqrt(3)", "3 / limit", "a^2 / 3"])
 
 
 @pytest.mark.parametrize("label,env,message", [
@@ -671,6 +678,9 @@ def test_public_checks_no_longer_hold_the_values_they_hid():
     ("ex-positional-wavelength", dict(closest_pair=77, slow_pairs=300), "between 0 and 256"),
     ("ex-positional-dot", dict(first_rise=_first_rise, runner_up=[30]), "the query's own position"),
     ("ex-positional-dot", dict(first_rise=_first_rise, runner_up=[31, 31]), "once"),
+    ("ex-positional-dot", dict(first_rise=lambda d: _first_rise(d) - 1, runner_up=[32, 34]), "falls at that offset"),
+    ("ex-positional-fix-scale", dict(fixed_embed=_embed(math.sqrt), unit_rms_factor=lambda a: 1 / a), "the LIMIT"),
+    ("ex-positional-fix-scale", dict(fixed_embed=_embed(math.sqrt), unit_rms_factor=lambda a: -_unit(a)), "positive"),
 ])
 def test_public_checks_still_catch_what_they_can_without_the_values(label, env, message):
     passed, text = check(label, **env)

@@ -1,6 +1,7 @@
-"""Hidden cases of ex-positional-fix-scale: other widths and batches; other limits of the initialiser.
+"""Hidden cases of ex-positional-fix-scale: other widths and batches; the factor itself, at the public limits
+and at others.
 
-Merged after the public check (mt.exercises.merged_source): _reference is its.
+Merged after the public check (mt.exercises.merged_source): _reference, LIMITS and _factor are its.
 """
 
 import math
@@ -25,10 +26,18 @@ def hidden_other_widths_and_batches(fixed_embed):
 
 
 @test_case(points=1, hidden=True)
-def hidden_other_limits(unit_rms_factor):
-    for limit in (0.3, 2.0, 1e-3):
-        what = f"Hidden case: unit_rms_factor({limit})"
-        value = to_numpy(call(unit_rms_factor, "unit_rms_factor", limit), what)
-        expected = math.sqrt(3) / limit
-        close(value.reshape(()) if value.size == 1 else value, expected, what, rtol=1e-6, atol=0,
-              hint="The factor follows from the mean square of the uniform distribution on [-limit, limit].")
+def hidden_the_factor(unit_rms_factor):
+    for limit in LIMITS + (0.3, 2.0, 1e-3):  # noqa: F821 (the public check's)
+        what = f"unit_rms_factor({limit})"
+        value = _factor(unit_rms_factor, limit, what)  # noqa: F821
+        for wrong, message in [
+            (math.sqrt(3) * limit, "multiplies by the limit: the factor must grow as the entries shrink"),
+            (3 / limit, "is not the inverse of a root mean square: check where the square root goes"),
+        ]:
+            if np.isclose(value, wrong, rtol=1e-3):
+                raise AssertionError(f"{what} {message}.")
+        # rtol 1e-6: float32 arithmetic passes; an estimate from a sample (error ~ 1/sqrt(n)) does not.
+        expected = math.sqrt(3) / limit  # (otter shows the failing line, the close() below)
+        close(value, expected, what, rtol=1e-6, atol=0,
+              hint="Compute the mean square of a uniform distribution on [-limit, limit] (an integral), "
+                   "not of a sample; the factor divides its square root into 1.")

@@ -1,8 +1,9 @@
 """Exercise: two consequences of the dot product of encodings: it does not fall steadily with the
 distance, and it cannot tell before from after (the runner-up keys of a query that looks ahead).
 
-The check confirms runner_up's format and catches known mistakes; the keys themselves are a hidden test
-case (grading/hidden/), checked when the notebook is graded.
+The check confirms the format, that the dot product does rise at first_rise's offset, and catches known
+mistakes of runner_up; the first rises and the keys themselves are hidden test cases (grading/hidden/),
+checked when the notebook is graded.
 """
 
 import numpy as np
@@ -23,33 +24,27 @@ def _dot(k, d_model):
     return np.cos(np.multiply.outer(k, _omega(d_model))).sum(axis=-1)  # PE_pos . PE_(pos + k)
 
 
-def _first_rise(d_model):
-    k = np.arange(1, 5000)
-    return int(k[np.argmax(_dot(k, d_model) > _dot(k - 1, d_model))])
-
-
 @test_case(points=1)
 def first_rise_of_the_similarity(first_rise):
-    _check_first_rise(first_rise, (128, 16, 64, 512), "")
+    for d_model in (128, 16, 64, 512):
+        _offset(first_rise, d_model, "")
 
 
-def _check_first_rise(first_rise, widths, case):
-    for d_model in widths:
-        what = f"{case}first_rise({d_model})"
-        value = to_numpy(call(first_rise, "first_rise", d_model), what)
-        if value.size != 1 or value.reshape(()) != np.round(value.reshape(())):
-            raise AssertionError(f"{what} must be one whole number, an offset k.")
-        k, right = int(value.reshape(())), _first_rise(d_model)
-        if k == right:
-            continue
-        if k < 1:
-            raise AssertionError(f"{what} is {k}: offsets start at 1 (k = 0 compares a position with itself).")
-        rises = _dot(k, d_model) > _dot(k - 1, d_model)
-        side = "too small: the dot product falls at that offset" if k < right and not rises else (
-            "too large: the dot product has already risen at a smaller offset" if k > right else "wrong")
+def _offset(first_rise, d_model, case):
+    """The student's first_rise(d_model), a whole number k >= 1 at which the dot product does grow."""
+    what = f"{case}first_rise({d_model})"
+    value = to_numpy(call(first_rise, "first_rise", d_model), what)
+    if value.size != 1 or value.reshape(()) != np.round(value.reshape(())):
+        raise AssertionError(f"{what} must be one whole number, an offset k.")
+    k = int(value.reshape(()))
+    if k < 1:
+        raise AssertionError(f"{what} is {k}: offsets start at 1 (k = 0 compares a position with itself).")
+    if not _dot(k, d_model) > _dot(k - 1, d_model):
         raise AssertionError(
-            f"{what} is {k}: that is {side}. Compute sum_i cos(omega_i k) for k = 0, 1, 2, ... with "
-            "omega_i = 10000^(-2i / d_model), i = 0 .. d_model/2 - 1, and find the first k where it grows.")
+            f"{what} is {k}: the dot product falls at that offset, it does not rise there. Compute "
+            "sum_i cos(omega_i k) for k = 0, 1, 2, ... with omega_i = 10000^(-2i / d_model), "
+            "i = 0 .. d_model/2 - 1, and find the first k where it grows.")
+    return k
 
 
 @test_case(points=1)

@@ -1,5 +1,9 @@
 """Exercise: find and fix the bug of the MinTransformer course chapter, sqrt(512) with d_model 128; the factor
-that its own initialiser (uniform) would need."""
+that its own initialiser (uniform) would need.
+
+The check compares the fixed embedding with the package's; for the factor it catches known mistakes, and the
+factor itself is a hidden test case (grading/hidden/), checked when the notebook is graded.
+"""
 
 import math
 
@@ -73,29 +77,31 @@ def a_small_width(fixed_embed):
     _check(fixed_embed, 16, 2)
 
 
+LIMITS = (0.05, 0.1, 0.01)
+
+
+def _factor(unit_rms_factor, limit, what):
+    value = to_numpy(call(unit_rms_factor, "unit_rms_factor", limit), what)
+    if value.size != 1:
+        raise AssertionError(f"{what} has shape {value.shape}: it is one number, a factor.")
+    return float(value.reshape(()))
+
+
 @test_case(points=1)
 def the_factor_for_a_uniform_initialiser(unit_rms_factor):
-    for limit in (0.05, 0.1, 0.01):
+    for limit in LIMITS:
         what = f"unit_rms_factor({limit})"
-        value = to_numpy(call(unit_rms_factor, "unit_rms_factor", limit), what)
-        if value.size != 1:
-            raise AssertionError(f"{what} has shape {value.shape}: it is one number, a factor.")
-        value = float(value.reshape(()))
+        value = _factor(unit_rms_factor, limit, what)
         for wrong, message in [
             (1 / limit, "brings the LIMIT of the entries to 1, not their root mean square: compute the mean "
                         "square of the uniform distribution on [-limit, limit]"),
             (np.sqrt(2) / limit, "treats the entries like a sinusoid of amplitude `limit` (RMS limit / sqrt(2)); "
                                  "entries uniform in [-limit, limit] have another mean square"),
-            (np.sqrt(3) * limit, "multiplies by the limit: the factor must grow as the entries shrink"),
-            (3 / limit, "is not the inverse of a root mean square: check where the square root goes"),
             (np.sqrt(128), "is sqrt(d_model) of the course's model: that factor suits entries of RMS "
                            "1/sqrt(d_model), which uniform entries in [-limit, limit] do not have"),
             (np.sqrt(512), "is the course's sqrt(512): it suits neither the width nor this initialiser"),
         ]:
             if np.isclose(value, wrong, rtol=1e-3):
                 raise AssertionError(f"{what} {message}.")
-        # rtol 1e-6: float32 arithmetic passes; an estimate from a sample (error ~ 1/sqrt(n)) does not.
-        expected = np.sqrt(3) / limit  # (otter shows the failing line, the close() below)
-        close(value, expected, what, rtol=1e-6, atol=0,
-              hint="Compute the mean square of a uniform distribution on [-limit, limit] (an integral), "
-                   "not of a sample; the factor divides its square root into 1.")
+        if not (np.isfinite(value) and value > 0):
+            raise AssertionError(f"{what} is {value:g}: a factor that brings entries to an RMS of 1 is positive.")
