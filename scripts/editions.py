@@ -157,7 +157,7 @@ def _jupyter_book(*args):
         raise RuntimeError(f"jupyter-book {' '.join(args)} failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
 
 
-def convert(edition, chapters=None, workdir=None):
+def convert(edition, chapters=None, workdir=None, pin=None):
     """{chapter stem: notebook} for ``edition``: the book's chapters, converted and post-processed."""
     if edition not in EDITIONS:
         raise ValueError(f"edition must be one of {EDITIONS}, not {edition!r}")
@@ -172,7 +172,7 @@ def convert(edition, chapters=None, workdir=None):
                       "--keep-going", "-q")
         built = book / "_build" / "jupyter" / "chapters"
         return {p.stem: finish(nbformat.read(built / p.name, as_version=4), originals[p.stem],
-                               p.stem, edition, url)
+                               p.stem, edition, url, pin)
                 for p in sources}
 
 
@@ -243,16 +243,52 @@ def _split_at_markers(cells):
                 yield nbformat.v4.new_markdown_cell(part.strip("\n"))
 
 
-def finish(converted, original, chapter, edition, url):
-    """Restore the cells' tags, fold or drop the solutions, mark what grading skips."""
+STUDENT_ID_SOURCE = (
+    "# Your student id, as your course gives it: your grade and feedback are filed under it.\n"
+    'STUDENT_ID = ""'
+)
+
+
+def _answer_cells(original):
+    """{id of a work cell: the answer cells that follow it} in the source chapter.
+
+    An answer cell (tag ``exercise-answer``) is markdown that the book hides (``remove-cell``), so
+    the conversion drops it: it is put back, as it is, under its work cell.
+    """
+    answers, work = {}, None
+    for cell in original.cells:
+        if cell.cell_type == "code" and "exercise-work" in tags(cell):
+            work = id(cell)
+        elif "exercise-answer" in tags(cell):
+            if work is None:
+                raise ValueError(f"an answer cell comes before any work cell: {cell.source[:60]!r}")
+            copy = nbformat.v4.new_markdown_cell(cell.source)
+            copy.metadata = {"tags": ["exercise-answer"],
+                             "mintransformer": dict(cell.metadata.get("mintransformer", {}))}
+            answers.setdefault(work, []).append(copy)
+    return answers
+
+
+def finish(converted, original, chapter, edition, url, pin=None):
+    """Restore the cells' tags, fold or drop the solutions, mark what grading skips.
+
+    The student's and the instructor's notebooks also get a ``STUDENT_ID`` cell under the title; with
+    ``pin`` (a commit or tag), the install cell installs the package at that version.
+    """
     by_source = _code_cells_by_source(original)
+    answers = _answer_cells(original)
     cells, folding, in_setup = [], None, False
     for cell in _split_at_markers(converted.cells):
+        following = []
         if cell.cell_type == "code":
             matches = by_source.get(cell.source.strip())
             if matches:
                 source_cell = matches.pop(0)
                 cell.metadata["tags"] = [t for t in tags(source_cell) if t != "remove-cell"]
+                following = answers.pop(id(source_cell), [])
+            if pin and "git+" in cell.source:
+                cell.source, count = re.subn(r'(git\+https?://[^"@\s]+?)(")', rf"\1@{pin}\2", cell.source)
+                assert count, f"{chapter}: the install cell names no git+ address to pin"
         else:
             cell.source = _clean_markdown(cell.source, f"{url}chapters/{chapter}.html")
         text = cell.source.strip()
@@ -271,7 +307,13 @@ def finish(converted, original, chapter, edition, url):
             folding.append(cell)
             continue
         cells.append(cell)
+        cells.extend(following)
     assert folding is None, f"{chapter}: a solution is not closed"
+    assert not answers, f"{chapter}: answer cells whose work cell was not found"
+    if edition != "reader":
+        student = nbformat.v4.new_code_cell(STUDENT_ID_SOURCE)
+        student.metadata["tags"] = ["student-id"]
+        cells.insert(1 if cells and cells[0].cell_type == "markdown" else 0, student)
     if edition != "reader":
         for cell in cells:
             if cell.cell_type == "code":
@@ -291,12 +333,17 @@ def finish(converted, original, chapter, edition, url):
     return notebook
 
 
-def write(edition, out_dir, chapters=None):
-    """Write one notebook per chapter of ``edition`` into ``out_dir``; return their paths."""
+def write(edition, out_dir, chapters=None, pin=None):
+    """Write one notebook per chapter of ``edition`` into ``out_dir``; return their paths.
+
+    ``pin``: a commit or tag of the book's repository that the install cell installs.
+    """
+    if pin is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]*", str(pin)):
+        raise ValueError(f"pin must be a commit or a tag (letters, digits, . _ / -), not {pin!r}")
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    for chapter, nb in convert(edition, chapters).items():
+    for chapter, nb in convert(edition, chapters, pin=pin).items():
         path = out_dir / f"{chapter}.ipynb"
         nbformat.write(nb, path)
         paths.append(path)

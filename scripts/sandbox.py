@@ -102,13 +102,13 @@ def works():
 
 
 def kernel_manager(workdir, cpu_seconds, sandboxed=True):
-    """A jupyter_client KernelManager whose kernel runs in the sandbox (or not, if not ``sandboxed``)."""
-    from jupyter_client import KernelManager
+    """A jupyter_client (async) KernelManager, as nbclient needs, whose kernel runs in the sandbox (or not, if not ``sandboxed``)."""
+    from jupyter_client import AsyncKernelManager
     from jupyter_client.kernelspec import KernelSpec
 
     workdir = pathlib.Path(workdir).resolve()
     kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    manager = KernelManager(transport="ipc", connection_file=str(workdir / ".kernel.json"))
+    manager = AsyncKernelManager(transport="ipc", connection_file=str(workdir / ".kernel.json"))
     manager.ip = str(workdir / ".kernel")  # the sockets: .kernel-1, .kernel-2, ...
     # The kernel's own chatter goes to a log in the throw-away folder, not to the grader's terminal.
     quiet = ["/bin/sh", "-c", 'exec "$@" > "$0" 2>&1', str(workdir / ".kernel.log")]

@@ -201,8 +201,9 @@ def exercises(path):
         match = re.search(r"\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n:::", source, re.S)
         if cell["cell_type"] == "markdown" and match:
             found.append((match.group(1), match.group(2), []))
-        elif found and cell["cell_type"] == "markdown" and re.match(r"#+ ", source):
-            break  # the next section
+        elif (found and cell["cell_type"] == "markdown" and re.match(r"#+ ", source)
+              and "exercise-answer" not in _tags(cell)):
+            break  # the next section (an answer cell's heading is part of its exercise)
         elif found:
             found[-1][2].append(cell)
     return found
@@ -244,3 +245,29 @@ def test_exercises_are_done_and_checked(path):
 
         check = ExceptionTestFile.from_file(str(pathlib.Path(mt.exercises.tests_dir(chapter)) / f"{label}.py"))
         assert check.name == label and all(tc.points == 1 for tc in check.test_cases), label
+
+
+ANSWER_PLACEHOLDER = "Replace this line with your answer, in markdown; equations in `$...$` or `$$...$$`."
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_parts_graded_by_hand_have_one_answer_cell(path):
+    # CONTRIBUTING.md, "Exercises": an exercise with a part graded by hand has one markdown answer
+    # cell right after its work cell, found by its metadata or its first line, its prompt on one line
+    # (scripts/grade.py drops that line from the answer); no work cell asks for an answer in comments.
+    for label, text, group in exercises(path):
+        answers = [i for i, c in enumerate(group) if "exercise-answer" in _tags(c)]
+        if "graded by hand" not in text.lower():
+            assert not answers, f"{label}: an answer cell, but no part graded by hand"
+            continue
+        assert len(answers) == 1, f"{label}: {len(answers)} answer cells"
+        cell = group[answers[0]]
+        work = [i for i, c in enumerate(group) if "exercise-work" in _tags(c)]
+        assert answers[0] == work[-1] + 1, f"{label}: the answer cell must follow the work cell"
+        assert cell["cell_type"] == "markdown" and _tags(cell) == ["exercise-answer", "remove-cell"], label
+        assert cell["metadata"].get("mintransformer") == {"answer": label}, label
+        source = "".join(cell["source"])
+        assert re.fullmatch(rf"#### Written answer: {re.escape(label)}\n\n\*Graded by hand:\* \S[^\n]*\n\n"
+                            + re.escape(ANSWER_PLACEHOLDER), source, re.S), f"{label}: {source[:80]!r}"
+        assert "as comments" not in text, f"{label}: answers go in the answer cell, not in comments"
+        assert not re.search(r"(?im)^#.*graded by hand", "".join(group[work[-1]]["source"])), label
