@@ -4,6 +4,7 @@ The reference solutions are run by nbval (the chapter's check cells must print "
 tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
+import pathlib
 import re
 import types
 
@@ -15,12 +16,20 @@ from keras import ops
 
 import mintransformer as mt
 from exercise_messages import assert_hides, shown_lines_that_compute
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught
 
 CHAPTER = "08_training"
+HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CHAPTER
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def graded(label, **env):
+    """The check as the instructor grades it: public and hidden cases."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
 
@@ -70,8 +79,10 @@ RIGHT_BASE = dict(base_peak=(512 * 4000) ** -0.5, base_half_step=16_000, base_ra
 
 
 def test_base_schedule_accepts_three_significant_digits():
-    passed, text = check("ex-training-base-schedule", base_peak=6.99e-4, base_half_step=16000, base_rate_100k=1.40e-4)
-    assert passed, text
+    for run in (check, graded):
+        passed, text = run("ex-training-base-schedule", base_peak=6.99e-4, base_half_step=16000,
+                           base_rate_100k=1.40e-4)
+        assert passed, text
 
 
 @pytest.mark.parametrize("name,value,message", [
@@ -85,7 +96,7 @@ def test_base_schedule_accepts_three_significant_digits():
     ("base_rate_100k", 512**-0.5 * 100_000 * 4000**-1.5, "uses the warm-up term"),
 ])
 def test_base_schedule_names_the_mistakes(name, value, message):
-    passed, text = check("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
+    passed, text = graded("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
     assert not passed and message in text, text
     assert_hides(text, RIGHT_BASE[name])
     for formula in ("4 times", "512^-0.5", "= warmup_steps^-0.5 / 2"):  # nor how to get it in one step
@@ -99,7 +110,7 @@ def test_base_schedule_names_the_mistakes(name, value, message):
     ("base_rate_100k", 1.2e-4, "too small"),
 ])
 def test_base_schedule_never_prints_the_answer(name, value, side):
-    passed, text = check("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
+    passed, text = graded("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
     assert not passed and side in text, text
     for answer in (RIGHT_BASE[name], 6.988e-4, 1.398e-4):
         assert f"{answer:.4g}" not in text and f"{answer:.3g}" not in text, text
@@ -528,8 +539,9 @@ RIGHT_BACKUP = dict(first_model=model_at(6), resumed_history=history([2, 3]), re
 
 
 def test_backup_accepts_the_right_run():
-    passed, text = check("ex-training-backup", **RIGHT_BACKUP)
-    assert passed, text
+    for run in (check, graded):
+        passed, text = run("ex-training-backup", **RIGHT_BACKUP)
+        assert passed, text
 
 
 @pytest.mark.parametrize("name,value,message", [
@@ -548,7 +560,7 @@ def test_backup_accepts_the_right_run():
     ("second_call_final_step", 2.5, "must be a whole number"),
 ])
 def test_backup_names_the_mistakes(name, value, message):
-    passed, text = check("ex-training-backup", **{**RIGHT_BACKUP, name: value})
+    passed, text = graded("ex-training-backup", **{**RIGHT_BACKUP, name: value})
     assert not passed and message in text, text
 
 
@@ -562,7 +574,7 @@ def test_backup_rejects_one_model_without_a_restart():
 
 def test_backup_messages_never_give_the_answers():
     for name, value in [("resumed_model", model_at(9)), ("second_call_final_step", 6), ("resumed_history", history([1, 3]))]:
-        passed, text = check("ex-training-backup", **{**RIGHT_BACKUP, name: value})
+        passed, text = graded("ex-training-backup", **{**RIGHT_BACKUP, name: value})
         message = text.split("AssertionError:")[-1]
         assert not passed and "12" not in message and "[3, 4]" not in message, text
 
@@ -594,8 +606,9 @@ RIGHT_DATES = dict(predicted_exact_match=0.9996590614318848**11, measured_exact_
 
 
 def test_exact_vs_token_accepts_the_right_answers():
-    passed, text = check("ex-training-exact-vs-token", **RIGHT_DATES)
-    assert passed, text
+    for run in (check, graded):
+        passed, text = run("ex-training-exact-vs-token", **RIGHT_DATES)
+        assert passed, text
 
 
 def zipped_field(output, target):
@@ -640,7 +653,7 @@ def test_exact_vs_token_names_the_mistakes(name, value, message):
     ("first_wrong_field", lambda o, t: None if o == t else "month"),
 ])
 def test_exact_vs_token_never_prints_the_answer(name, value):
-    passed, text = check("ex-training-exact-vs-token", **{**RIGHT_DATES, name: value})
+    passed, text = graded("ex-training-exact-vs-token", **{**RIGHT_DATES, name: value})
     message = text.split("AssertionError:")[-1]
     answers = [f"{0.9996590614318848**11:.6f}", f"{0.9996590614318848**11:.5f}", "0.500000", "0.5000", "it should be",
                f"{token_accuracy(['1998-03-03', '2042-09-25', '2003-10-0', '1987-06-111', ''], ['1998-03-03', '2024-09-25', '2003-10-02', '1987-06-11', '1966-11-02']):.4f}"]
@@ -649,7 +662,7 @@ def test_exact_vs_token_never_prints_the_answer(name, value):
 
 def test_exact_vs_token_rejects_the_error_rate():
     dates = {**RIGHT_DATES, "date_outputs": ["1998-03-03", "2042-09-25", "2003-10-02", "1987-06-11"]}
-    passed, text = check("ex-training-exact-vs-token", **{**dates, "measured_exact_match": 0.25})
+    passed, text = graded("ex-training-exact-vs-token", **{**dates, "measured_exact_match": 0.25})
     assert not passed and "fraction of WRONG outputs" in text, text
 
 
@@ -677,3 +690,91 @@ def test_schedule_refuses_the_schedule_bound_by_name_in_the_notebook():
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden/08_training)
+def test_every_exercise_with_one_right_answer_has_hidden_cases():
+    assert sorted(p.stem for p in HIDDEN.glob("*.py")) == sorted(mt.exercises.labels(CHAPTER))
+
+
+def _tuned_schedule(step, d_model, warmup_steps):
+    """Right for the public widths only: the warm-up looked up from d_model."""
+    warmup = {64: 400, 128: 3000, 512: 4000}.get(d_model, 4000)
+    step = max(float(step), 1.0)
+    return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+_PUBLIC_FLOOR_CASES = [(61, 0.1), (29, 0.1), (8, 0.3), (37_000, 0.1)]
+
+
+def _tuned_masked_loss(labels, logits, label_smoothing=0.0, pad_id=0):
+    """Right for the public pad ids, 0 and 3, only: the column without smoothing looked up."""
+    right = masked_loss()
+    return right(labels, logits, label_smoothing, pad_id) if pad_id in (0, 3) else masked_loss(pad="0")(
+        labels, logits, label_smoothing, pad_id)
+
+
+def _tuned_train_step(model, batch):
+    """Right on the public batch of 8 only: the update applied for a batch of that size."""
+    (source, target_in), target_out = batch
+    with tf.GradientTape() as tape:
+        logits = model((source, target_in), training=True)
+        loss = mt.masked_loss(target_out, logits, label_smoothing=0.1)
+    if source.shape[0] == 8:
+        gradients = tape.gradient(loss, model.trainable_variables)
+        model.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
+
+
+class _TunedSequences(sequence_metric()):
+    """Right for the public sequence length, 6, only: the labels reshaped to rows of 6."""
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = ops.reshape(y_true, (-1, 6))
+        y_pred = ops.reshape(y_pred, (-1, 6, ops.shape(y_pred)[-1]))
+        super().update_state(y_true, y_pred, sample_weight)
+
+
+_PUBLIC_OUTPUTS = ["1998-03-03", "2042-09-25", "2003-10-0", "1987-06-111", ""]
+_PUBLIC_FIELDS = {("1998-03-03", "1998-03-03"): None, ("2042-09-25", "2024-09-25"): "year",
+                  ("1994-11-22", "1994-11-02"): "day", ("1987-16-11", "1987-06-11"): "month",
+                  ("1987/06/11", "1987-06-11"): "separator", ("2001-01-3", "2001-01-31"): "day",
+                  ("1987-06-111", "1987-06-11"): "end", ("", "1966-11-02"): "year", ("1966-11-0", "1966-11-02"): "day"}
+
+
+@pytest.mark.parametrize("label,env", [
+    ("ex-training-base-schedule", dict(base_peak=6.0e-4, base_half_step=12_000, base_rate_100k=2.0e-4)),  # the form
+    ("ex-training-schedule", {"my_schedule": _tuned_schedule}),
+    ("ex-training-floor", {"smoothing_floor": floor(lambda V, e: 1 - e + e / V, lambda V, e: e / V),
+                           "logit_gap": lambda V, e: right_gap(V, e) if (V, e) in _PUBLIC_FLOOR_CASES else 1.0}),
+    ("ex-training-masked-loss", {"my_masked_loss": _tuned_masked_loss}),
+    ("ex-training-fix-train-step", {"fixed_train_step": _tuned_train_step}),
+    ("ex-training-fix-accuracy", {"SequenceAccuracy": _TunedSequences}),
+    ("ex-training-exact-vs-token", {**RIGHT_DATES, "predicted_exact_match": 0.99, "measured_exact_match": 0.6}),
+    ("ex-training-exact-vs-token", {**RIGHT_DATES, "greedy_token_accuracy": lambda outputs, targets: (
+        39 / 55 if list(outputs) == _PUBLIC_OUTPUTS else 0.5)}),
+    ("ex-training-exact-vs-token", {**RIGHT_DATES,
+                                    "first_wrong_field": lambda o, t: _PUBLIC_FIELDS.get((o, t), "day")}),
+])
+def test_answers_tuned_to_the_public_cases_fail_the_hidden_ones(label, env):
+    assert_tuned_answer_caught(CHAPTER, label, **env)
+
+
+def test_backup_answers_are_compared_only_by_the_hidden_case():
+    # Numbers that agree with the student's own run pass the public case, whatever the run; the hidden
+    # case compares them with the exercise's.
+    env = {**RIGHT_BACKUP, "resumed_history": history([1, 2, 3]), "resumed_model": model_at(9),
+           "second_call_epochs": 3, "second_call_final_step": 9}
+    public = mt.exercises.run_check(CHAPTER, "ex-training-backup", env)
+    assert public.test_case_results[2].passed, public.summary()  # the_answers
+    merged = mt.exercises.run_check(CHAPTER, "ex-training-backup", env, hidden=HIDDEN / "ex-training-backup.py")
+    assert not merged.test_case_results[-1].passed, merged.summary()
+
+
+def test_public_checks_no_longer_hold_the_fixed_answers():
+    assert_public_check_hides(CHAPTER, "ex-training-base-schedule", *RIGHT_BASE.values(),
+                              spelled=("4 * WARMUP", "TransformerSchedule"))
+    assert_public_check_hides(CHAPTER, "ex-training-backup", spelled=("def the_answers(second_call_epochs, "
+                                                                      "second_call_final_step):",))
+    assert_public_check_hides(CHAPTER, "ex-training-exact-vs-token",
+                              spelled=("def _token_accuracy", "def _first_wrong_field", "p == t for p, t"))

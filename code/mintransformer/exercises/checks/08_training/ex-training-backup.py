@@ -1,4 +1,9 @@
-"""Exercise: an interrupted run completed by keras.callbacks.BackupAndRestore."""
+"""Exercise: an interrupted run completed by keras.callbacks.BackupAndRestore.
+
+The public cases check the run (the history and the optimizers of the two calls) and that the two
+numbers are whole and read from that run; the two numbers themselves are compared by a hidden case,
+when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
@@ -90,21 +95,16 @@ def the_optimizer_step_is_restored(first_model, resumed_model):
 
 
 @test_case(points=1)
-def the_answers(second_call_epochs, second_call_final_step):
+def the_answers(second_call_epochs, second_call_final_step, resumed_history, resumed_model):
     epochs = _int(second_call_epochs, "second_call_epochs")
     step = _int(second_call_final_step, "second_call_final_step")
-    remaining, total = EPOCHS - INTERRUPTED_AFTER, EPOCHS * STEPS_PER_EPOCH
-    if epochs == EPOCHS:
+    trained = getattr(resumed_history, "epoch", None)
+    if trained is not None and epochs != len(list(trained)):
         raise AssertionError(
-            f"`second_call_epochs` is {EPOCHS}, the whole run: the second call skips the {INTERRUPTED_AFTER} "
-            "epochs that the backup holds. Read len(history.history['loss']) of your second call.")
-    if epochs != remaining:
-        raise AssertionError(f"`second_call_epochs` is {epochs}; the run was interrupted after epoch "
-                             f"{INTERRUPTED_AFTER} of {EPOCHS}.")
-    if step == remaining * STEPS_PER_EPOCH:
+            "`second_call_epochs` is not the number of epochs in your second call's history "
+            "(`resumed_history`): read len(history.history['loss']) of your second call.")
+    optimizer = getattr(resumed_model, "optimizer", None)
+    if getattr(optimizer, "iterations", None) is not None and step != int(np.asarray(optimizer.iterations)):
         raise AssertionError(
-            f"`second_call_final_step` is {step}, as if the optimizer had started from 0: the backup holds its "
-            "step counter, and the second call continues from there.")
-    if step != total:
-        raise AssertionError(
-            f"`second_call_final_step` is {step}; read int(model.optimizer.iterations) after the second call.")
+            "`second_call_final_step` is not the step of your resumed model's optimizer "
+            "(`resumed_model`): read int(model.optimizer.iterations) after the second call.")

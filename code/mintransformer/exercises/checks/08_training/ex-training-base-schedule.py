@@ -1,20 +1,20 @@
-"""Exercise: the paper's base-model schedule: its peak, where it has halved, its last rate."""
+"""Exercise: the paper's base-model schedule: its peak, where it has halved, its last rate.
+
+The public cases check the form of the three numbers and name the known mistakes (a term of the
+equation left out, the other term, the wrong multiple of the warm-up); the numbers themselves are
+compared by hidden cases, when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
 
-import mintransformer as mt
-from mintransformer.exercises.checking import answered, close
+from mintransformer.exercises.checking import answered
 
 OK_FORMAT = False
 name = "ex-training-base-schedule"
 points = 3
 
 D_MODEL, WARMUP = 512, 4000
-
-
-def _rate(step):
-    return float(mt.TransformerSchedule(D_MODEL, WARMUP)(step))
 
 
 def _number(value, what):
@@ -29,10 +29,8 @@ def _near(value, target, rtol=2e-3):
     return np.isclose(value, target, rtol=rtol, atol=0)
 
 
-@test_case(points=1)
-def peak(base_peak):
+def _peak(base_peak):
     value = _number(base_peak, "base_peak")
-    expected = _rate(WARMUP)
     if _near(value, WARMUP**-0.5):
         raise AssertionError(
             "`base_peak` is the min term alone, at its peak: the factor in front of the min, which multiplies "
@@ -40,13 +38,15 @@ def peak(base_peak):
     if _near(value, 512**-0.5):
         raise AssertionError(
             "`base_peak` is the factor in front of the min alone: what is the min at step = warmup_steps?")
-    if not _near(value, expected):  # close() says too large or too small, never the value
-        close(value, expected, "`base_peak`", atol=0, rtol=0,
-              hint="The rate peaks at step = warmup_steps, where both terms of the min are equal.")
+    return value
 
 
 @test_case(points=1)
-def half_peak_step(base_half_step):
+def peak(base_peak):
+    _peak(base_peak)  # the form and the known mistakes: the value is for the hidden case
+
+
+def _half_step(base_half_step):
     value = _number(base_half_step, "base_half_step")
     if abs(value - 2 * WARMUP) <= 1:
         raise AssertionError(
@@ -56,17 +56,20 @@ def half_peak_step(base_half_step):
         raise AssertionError(
             "At step 2000 the rate passes half the peak on its way UP, during the warm-up; the question "
             "asks where it has fallen to half the peak after it.")
-    if abs(value - 4 * WARMUP) > 1:
-        side = "too early" if value < 4 * WARMUP else "too late"
+    if value <= WARMUP:
         raise AssertionError(
-            f"`base_half_step` is {value:g}: that is {side}. After the warm-up the rate falls as step^-0.5: at "
-            "which step is it half its value at the peak?")
+            f"`base_half_step` is {value:g}: the rate peaks at step = warmup_steps ({WARMUP}) and the question asks "
+            "where, past its peak, it has fallen to half.")
+    return value
 
 
 @test_case(points=1)
-def rate_after_100k_steps(base_rate_100k):
+def half_peak_step(base_half_step):
+    _half_step(base_half_step)
+
+
+def _rate_100k(base_rate_100k):
     value = _number(base_rate_100k, "base_rate_100k")
-    expected = _rate(100_000)
     if _near(value, 100_000**-0.5):
         raise AssertionError(
             "`base_rate_100k` is the min term alone: the factor in front of the min, which multiplies the whole "
@@ -75,6 +78,9 @@ def rate_after_100k_steps(base_rate_100k):
         raise AssertionError(
             "`base_rate_100k` uses the warm-up term step * warmup_steps^-1.5; after the warm-up the "
             "smaller of the two terms, which the min picks, is step^-0.5.")
-    if not _near(value, expected):  # close() says too large or too small, never the value
-        close(value, expected, "`base_rate_100k`", atol=0, rtol=0,
-              hint="Past the warm-up the min picks step^-0.5; the factor d_model^-0.5 multiplies it.")
+    return value
+
+
+@test_case(points=1)
+def rate_after_100k_steps(base_rate_100k):
+    _rate_100k(base_rate_100k)

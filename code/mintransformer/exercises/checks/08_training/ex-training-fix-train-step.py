@@ -15,12 +15,12 @@ points = 2
 _RUNS = {}  # the student's step, run once per function for both test cases
 
 
-def _model(tokenizer):
+def _model(tokenizer, num_layers=1, d_model=16, dropout=0.1):
     """A small date-sized model with the recipe's dropout, the same for every call (fixed seed)."""
     keras.utils.set_random_seed(0)  # the same weights and the same dropout seeds every time
-    model = mt.MinTransformer(num_layers=1, d_model=16, num_heads=2, dff=32, input_vocab_size=tokenizer.vocab_size,
-                              target_vocab_size=tokenizer.vocab_size, max_length=32, dropout=0.1,
-                              share_embeddings=True, pad_id=tokenizer.pad_id)
+    model = mt.MinTransformer(num_layers=num_layers, d_model=d_model, num_heads=2, dff=2 * d_model,
+                              input_vocab_size=tokenizer.vocab_size, target_vocab_size=tokenizer.vocab_size,
+                              max_length=32, dropout=dropout, share_embeddings=True, pad_id=tokenizer.pad_id)
     recipes.compile_model(model, warmup_steps=400)
     return model
 
