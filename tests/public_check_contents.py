@@ -34,9 +34,7 @@ def assert_tuned_answer_caught(chapter, label, **env):
     """An answer tuned to the public cases passes them, and the hidden cases catch it."""
     public, merged = public_and_merged(chapter, label, **env)
     assert public.passed_all, public.summary()
-    assert not merged.passed_all, merged.summary()
-    assert "hidden_" in merged.summary() or merged.score < mt.exercises.points(
-        chapter, label, hidden=hidden_path(chapter, label)), merged.summary()
+    assert not merged.passed_all, merged.summary()  # the public cases pass: a hidden one failed
 
 
 def _values(chapter, label):
