@@ -14,12 +14,19 @@ from keras import ops
 import mintransformer as mt
 from mintransformer import data, recipes
 from exercise_messages import assert_hides, assert_same_message, shown_lines_that_compute
+from public_check_contents import assert_public_check_hides, assert_tuned_answer_caught, hidden_path
 
 CHAPTER = "09_inference"
 
 
 def check(label, **env):
     result = mt.exercises.run_check(CHAPTER, label, env)
+    return result.passed_all, result.summary()
+
+
+def check_merged(label, **env):
+    """The check with its hidden cases, as the instructor grades."""
+    result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
 
@@ -109,18 +116,27 @@ def test_length_penalty_rejects_the_wrong_formulas_and_answers():
     ]:
         passed, text = check("ex-inference-length-penalty", **dict(right, my_length_penalty=wrong))
         assert not passed and message in text, text
-    passed, text = check("ex-inference-length-penalty", **dict(right, winners={0.0: "A", 0.6: "A", 1.0: "A"}))
-    assert not passed and "divide by the penalty" in text
+    assert check_merged("ex-inference-length-penalty", **right)[0]
+    # The public check holds no winner nor tie: wrong values pass it, and the graded check names them.
+    for wrong, message in [(dict(winners={0.0: "A", 0.6: "A", 1.0: "A"}), "divide by the penalty"),
+                           (dict(tie_alpha=np.log(1.4) / np.log(1.3)), "You inverted one of the two ratios"),
+                           (dict(tie_alpha=0.9), "tie_alpha is not the alpha for which s(A) = s(B)")]:
+        assert check("ex-inference-length-penalty", **dict(right, **wrong))[0]
+        passed, text = check_merged("ex-inference-length-penalty", **dict(right, **wrong))
+        assert not passed and message in text, text
     passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.3) / np.log(1.8)))
     assert not passed and "lp = |Y|^alpha" in text
-    passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.4) / np.log(1.3)))
-    assert not passed and "You inverted one of the two ratios" in text
-    passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=0.9))
-    assert not passed and "tie_alpha is 0.9: that is too large" in text and "0.78" not in text, text
-    for tie in (0.9, 0.5, np.log(1.3) / np.log(1.8), np.log(1.4) / np.log(1.3)):
+    for tie, message in [(-0.5, "the tie is at a positive alpha"), (0.0, "the tie is at a positive alpha"),
+                         ([0.7, 0.8], "must be one number")]:
         passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=tie))
-        assert_hides(text, np.log(1.3) / np.log(1.4))
-        assert "14 / 10" not in text and "(5 + 9) / (5 + 5)" not in text and "= 2.6" not in text, text
+        assert not passed and message in text, text
+    passed, text = check("ex-inference-length-penalty", **dict(right, winners={0.0: "A", 0.6: "C", 1.0: "B"}))
+    assert not passed and 'write "A" or "B"' in text, text
+    for tie in (0.9, 0.5, np.log(1.3) / np.log(1.8), np.log(1.4) / np.log(1.3)):
+        for checked in (check, check_merged):
+            passed, text = checked("ex-inference-length-penalty", **dict(right, tie_alpha=tie))
+            assert_hides(text, np.log(1.3) / np.log(1.4))
+            assert "14 / 10" not in text and "(5 + 9) / (5 + 5)" not in text and "= 2.6" not in text, text
 
 
 def test_length_penalty_says_the_same_whichever_winner_is_wrong():
@@ -130,8 +146,9 @@ def test_length_penalty_says_the_same_whichever_winner_is_wrong():
     texts = []
     for wrong in ([0.0], [0.6], [1.0], [0.0, 1.0], [0.0, 0.6, 1.0]):
         winners = {alpha: swap[w] if alpha in wrong else w for alpha, w in right.items()}
-        passed, text = check("ex-inference-length-penalty", winners=winners, tie_alpha=np.log(1.3) / np.log(1.4),
-                             my_length_penalty=lambda n, a: ((5.0 + np.asarray(n)) / 6) ** a)
+        passed, text = check_merged("ex-inference-length-penalty", winners=winners,
+                                    tie_alpha=np.log(1.3) / np.log(1.4),
+                                    my_length_penalty=lambda n, a: ((5.0 + np.asarray(n)) / 6) ** a)
         assert not passed and "At least one of the three winners is wrong" in text, text
         texts.append("\n".join(line for line in text.splitlines() if "winners" in line))
     assert_same_message(texts)
@@ -232,9 +249,12 @@ def test_position_names_a_missing_cross_mask_and_a_target_with_end():
 
 def test_position_never_gives_the_numbers_away():
     right, agreement = _position_zero()
-    passed, text = check("ex-inference-position", largest_difference=5.0, argmax_agreement=0.6)
+    assert check("ex-inference-position", largest_difference=5.0, argmax_agreement=0.6)[0]  # the form only
+    passed, text = check_merged("ex-inference-position", largest_difference=5.0, argmax_agreement=0.6)
     assert not passed and "is 5: that is too small" in text and "is 0.6: that is too large" in text, text
     assert f"{right:.3f}"[:4] not in text and f"{agreement:.3f}"[:4] not in text, text
+    passed, text = check("ex-inference-position", largest_difference=right, argmax_agreement=-0.1)
+    assert not passed and "between 0 and 1" in text, text
 
 
 # A cached step without a mask.
@@ -377,8 +397,10 @@ def test_slices_rejects_dates_in_a_split_and_wrong_months():
     assert passed, text
     passed, text = check("ex-inference-slices", error_table=_error_table(False), failing_months={"october"})
     assert not passed and "leave out those whose input string is in a split" in text
-    passed, text = check("ex-inference-slices", error_table=_error_table(), failing_months={"October", "March"})
+    assert check("ex-inference-slices", error_table=_error_table(), failing_months={"October", "March"})[0]
+    passed, text = check_merged("ex-inference-slices", error_table=_error_table(), failing_months={"October", "March"})
     assert not passed and "is not the set of months" in text
+    assert check_merged("ex-inference-slices", error_table=_error_table(), failing_months=["october"])[0]
     passed, text = check("ex-inference-slices", error_table=_error_table(), failing_months={"Oct"})
     assert not passed and "full month names" in text
 
@@ -415,10 +437,101 @@ def test_cache_memory_formula_messages_give_no_count():
     for wrong in (lambda n, b, t, s, d: 1, lambda n, b, t, s, d: 3 * n * b * (t + s) * d):
         passed, text = check("ex-inference-cache-memory", cache_numbers=wrong, base_cache_megabytes=1.0)
         assert not passed, text
-        arguments = [(3, 4, 7, 11, 20), (2, 16, 12, 27, 64), (6, 32, 100, 100, 512), (1, 1, 5, 3, 8)]
-        assert_hides(text, *[2 * n * b * (t + s) * d for n, b, t, s, d in arguments], 157.2864)
+        arguments = [(3, 4, 7, 11, 20), (2, 16, 12, 27, 64), (6, 32, 100, 100, 512), (1, 1, 5, 3, 8),
+                     (4, 5, 1, 9, 24), (12, 2, 40, 60, 1024)]
+        for checked in (check, check_merged):
+            passed, text = checked("ex-inference-cache-memory", cache_numbers=wrong, base_cache_megabytes=1.0)
+            assert_hides(text, *[2 * n * b * (t + s) * d for n, b, t, s, d in arguments], 157.2864)
         assert "h * d_k = d_model numbers" not in text, text
 
 
 def test_no_line_that_otter_shows_computes_the_answer():
     assert not shown_lines_that_compute(CHAPTER)
+
+
+# ---------------------------------------------------------------- hidden cases (grading/hidden)
+def _numbers(n, b, t, s, d):
+    return 2 * n * b * (t + s) * d
+
+
+def test_greedy_hidden_cases_catch_pad_id_taken_as_0():
+    def pad_zero(model, source_tokens, start_id, end_id, max_length):  # every public model pads with 0
+        class Zero:
+            pad_id = 0
+
+            def __call__(self, *args, **kwargs):
+                return model(*args, **kwargs)
+        return _greedy()(Zero(), source_tokens, start_id, end_id, max_length)
+
+    assert_tuned_answer_caught(CHAPTER, "ex-inference-greedy", my_greedy_decode=pad_zero)
+
+
+def test_length_penalty_hidden_cases_catch_a_penalty_of_the_public_lengths_only():
+    right = lambda n, a: ((5.0 + np.asarray(n, float)) / 6.0) ** a  # noqa: E731
+    public = {(1, 2, 5, 11, 50): right}
+    assert_tuned_answer_caught(
+        CHAPTER, "ex-inference-length-penalty", winners={0.0: "A", 0.6: "A", 1.0: "B"},
+        tie_alpha=np.log(1.3) / np.log(1.4),
+        my_length_penalty=lambda n, a: public.get(tuple(np.ravel(n).tolist()), lambda n, a: 1.0)(n, a))
+
+
+def test_length_penalty_public_check_holds_neither_winners_nor_tie():
+    assert_public_check_hides(CHAPTER, "ex-inference-length-penalty", np.log(1.3) / np.log(1.4),
+                              spelled=("np.log(1.3) / np.log(1.4)", "_score", "-2.6"))
+    # The winners are "A" or "B", words every message uses: no value of the check is the dict of them.
+    namespace = {}
+    exec(compile(mt.exercises.check_path(CHAPTER, "ex-inference-length-penalty").read_text(), "public", "exec"),
+         namespace)
+    assert not any(isinstance(v, dict) and v == {0.0: "A", 0.6: "A", 1.0: "B"} for v in namespace.values())
+
+
+def test_cache_memory_hidden_cases_catch_a_formula_tuned_to_the_public_arguments():
+    public = {(3, 4, 7, 11, 20), (2, 16, 12, 27, 64), (1, 1, 5, 3, 8), (2, 3, 9, 5, 16), (6, 32, 100, 100, 512)}
+    tuned = lambda *args: _numbers(*args) if args in public else 1  # noqa: E731
+    assert_tuned_answer_caught(CHAPTER, "ex-inference-cache-memory", cache_numbers=tuned,
+                               base_cache_megabytes=157.2864)
+    # base_cache_megabytes: the public check compares it with the student's own formula only.
+    wrong = lambda *args: 3 * _numbers(*args)  # noqa: E731
+    passed, text = check("ex-inference-cache-memory", cache_numbers=wrong, base_cache_megabytes=3 * 157.2864)
+    assert "from your cache_numbers" not in text and "against your cache_numbers" not in text, text
+    passed, text = check_merged("ex-inference-cache-memory", cache_numbers=wrong, base_cache_megabytes=3 * 157.2864)
+    assert not passed and "base_cache_megabytes is 471.859: that is too large" in text, text
+    passed, text = check("ex-inference-cache-memory", cache_numbers=None, base_cache_megabytes=99.0)
+    assert "that is too" not in text.split("- 3 result")[-1], text  # no formula to compare with: the form only
+
+
+def test_cache_memory_public_check_holds_neither_formula_nor_megabytes():
+    assert_public_check_hides(CHAPTER, "ex-inference-cache-memory", 157.2864, _numbers(6, 32, 100, 100, 512),
+                              spelled=("2 * num_layers", "(target_length + source_length)"))
+
+
+def test_position_public_check_holds_neither_number():
+    right, agreement = _position_zero()
+    assert_public_check_hides(CHAPTER, "ex-inference-position", right, agreement)
+    # and none of its functions computes them (its loop runs the known mistakes only)
+    src = mt.exercises.check_path(CHAPTER, "ex-inference-position").read_text()
+    namespace = {}
+    exec(compile(src, "public", "exec"), namespace)
+    model, tokenizer = recipes.load_pretrained_date_model()
+    for key in namespace["MISTAKES"]:
+        assert not np.allclose(namespace["_compute"](model, tokenizer, key), (right, agreement), atol=1e-6), key
+
+
+def test_fix_cache_mask_hidden_cases_catch_a_step_that_is_right_for_five_dates_only():
+    def five_only(layer, x, cache, position, cross_mask=None, is_token=None):
+        mask = "right" if ops.shape(x)[0] == 5 else "none"
+        return _step(mask)(layer, x, cache, position, cross_mask=cross_mask, is_token=is_token)
+
+    assert_tuned_answer_caught(CHAPTER, "ex-inference-fix-cache-mask", fixed_step=five_only)
+
+
+def test_slices_hidden_cases_catch_a_table_that_ignores_its_arguments():
+    def public_years(formats, days, years):  # the years of the public case, whatever is asked
+        return _error_table()(formats, days, range(1950, 2050, 9))
+
+    assert_tuned_answer_caught(CHAPTER, "ex-inference-slices", error_table=public_years, failing_months={"October"})
+
+
+def test_slices_public_check_no_longer_holds_the_failing_months():
+    text = mt.exercises.check_path(CHAPTER, "ex-inference-slices").read_text()
+    assert "October" not in text and "range(1950, 2050))" not in text

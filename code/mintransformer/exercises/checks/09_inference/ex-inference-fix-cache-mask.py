@@ -139,17 +139,20 @@ def _stepped(step, model, source, target_in, student=False):
     return np.stack(logits, axis=1)
 
 
-def _check(fixed_step, with_pad):
+def _check(fixed_step, with_pad, rows=(0, 5), pads=PADS, case=None):
+    """The test dates test_pairs[rows[0]:rows[1]] (by default 5: B = 5, not the h = 4 heads), teacher-forced,
+    with <pad> at the (row, position) of ``pads`` if ``with_pad``."""
     model, tokenizer = _date_model()
     _, (_, _, test_pairs) = recipes.task_data("dates")
-    pairs = test_pairs[:5]  # B = 5, not the h = 4 heads
+    pairs = test_pairs[rows[0]:rows[1]]
     source = data.pad([tokenizer.encode(s) for s, _ in pairs])
-    target_in = data.pad([tokenizer.encode(t, add_start=True) for _, t in pairs])  # (5, 11)
-    case = "Five teacher-forced test dates"
+    target_in = data.pad([tokenizer.encode(t, add_start=True) for _, t in pairs])  # (B, 11)
+    case = case or "Five teacher-forced test dates"
     if with_pad:
-        for row, position in PADS:  # as if the decoder had written <pad> there and fed it back
+        for row, position in pads:  # as if the decoder had written <pad> there and fed it back
             target_in[row, position] = model.pad_id
-        case = "Five test dates with <pad> fed back at positions 5, 2, none, 8 and 10"
+        case = case if case != "Five teacher-forced test dates" else (
+            "Five test dates with <pad> fed back at positions 5, 2, none, 8 and 10")
     full = ops.convert_to_numpy(model((source, target_in), training=False))  # the full pass, masked
     got = _stepped(fixed_step, model, source, target_in, student=True)
     if got.shape == full.shape and np.allclose(got, full, atol=1e-4):

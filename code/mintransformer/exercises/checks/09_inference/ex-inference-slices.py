@@ -58,7 +58,10 @@ def _decode_slices(formats, days, years):
 
 @test_case(points=1)
 def the_error_table(error_table):
-    formats, days, years = [2, 6, 7], [2, 11], range(1950, 2050, 9)
+    _table(error_table, [2, 6, 7], [2, 11], range(1950, 2050, 9))
+
+
+def _table(error_table, formats, days, years):
     got = call(error_table, "error_table", formats, days, years)
     if not isinstance(got, dict):
         raise AssertionError("`error_table` must return a dict {(fmt, day): (wrong, total)}.")
@@ -100,17 +103,13 @@ def the_error_table(error_table):
 
 @test_case(points=1)
 def the_failing_months(failing_months):
+    # Only the form here: the months are checked when your notebook is graded.
     answered(failing_months, "failing_months")
     if isinstance(failing_months, str):
         failing_months = [failing_months]
-    got = {str(m).strip().capitalize() for m in failing_months}
-    results = _decoded([6], [2], range(1950, 2050))[6, 2]
-    expected = {data.MONTHS[int(t[5:7]) - 1] for _, t, o in results if o != t}
+    try:
+        got = {str(m).strip().capitalize() for m in failing_months}
+    except TypeError:
+        raise AssertionError("`failing_months` must be a set (or list) of month names.") from None
     if not got <= set(data.MONTHS):
         raise AssertionError(f"`failing_months` must hold full month names, as in data.MONTHS; got {sorted(got)}.")
-    if got != expected:
-        raise AssertionError(
-            "`failing_months` is not the set of months in which the slice '3/2/1998' (format 6, day 2) fails "
-            "in at least one year from 1950 to 2049. Decode that slice for every year and group the wrong "
-            "outputs by month."
-        )

@@ -1,0 +1,51 @@
+"""Hidden cases of ex-inference-length-penalty: the penalty on other lengths and alphas, and the winners and
+the tie, which the public check no longer holds.
+
+Merged after the public check (mt.exercises.merged_source), so its helpers (_penalty) are in scope.
+"""
+
+import numpy as np
+from otter.test_files import test_case
+
+import mintransformer as mt
+from mintransformer.exercises.checking import to_numpy
+
+
+@test_case(points=1, hidden=True)
+def hidden_other_lengths_and_alphas(my_length_penalty):
+    _penalty(my_length_penalty, 7, (0.25, 3.0))  # noqa: F821 (the public check's): one length, a number
+    _penalty(my_length_penalty, np.array([[1, 3], [20, 100]]), (1.5,))  # noqa: F821: a 2-D array
+
+
+def _score(log_p, length, alpha):
+    return log_p / mt.length_penalty(length, alpha)
+
+
+@test_case(points=1, hidden=True)
+def hidden_the_winners(winners):
+    right = {alpha: "A" if _score(-2.0, 5, alpha) > _score(-2.6, 9, alpha) else "B" for alpha in (0.0, 0.6, 1.0)}
+    try:
+        given = {alpha: str(winners[alpha]).strip().upper() for alpha in right}
+    except (TypeError, KeyError, IndexError):
+        given = None
+    if given != right:  # one message whatever is wrong: naming the wrong alpha would name its winner
+        raise AssertionError(
+            "At least one of the three winners is wrong. For each alpha, compare the scores "
+            "s(Y) = log P(Y) / lp(|Y|) of both hypotheses: divide by the penalty (do not multiply), and the "
+            "higher score (the one closer to 0) wins."
+        )
+
+
+@test_case(points=1, hidden=True)
+def hidden_the_tie(tie_alpha):
+    tie = np.log(2.6 / 2.0) / np.log((5 + 9) / (5 + 5))  # s(A) = s(B): 2.0 (14 / 10)^alpha = 2.6
+    try:
+        got = float(to_numpy(tie_alpha, "tie_alpha").reshape(-1)[0])
+    except (AssertionError, IndexError):
+        got = np.nan
+    if abs(got * tie - 1) < 1e-3:
+        raise AssertionError("You inverted one of the two ratios, of the penalties or of the log-probabilities: "
+                             "write s(A) = s(B) again and solve it for alpha.")
+    if not abs(got - tie) <= 1e-3:
+        raise AssertionError("tie_alpha is not the alpha for which s(A) = s(B): write both scores with the penalty "
+                             "and solve for alpha; give it to 3 decimals.")
