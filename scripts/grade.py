@@ -228,10 +228,37 @@ def load_assignment(path=None, chapters=None):
 
 # --- running one submission ------------------------------------------------------------------
 
-GRADING_CELL = r'''\
-def _mt_grade(labels, folder, nonce):
-    # The checker and the checks' helpers imported afresh: a patch of the ones in memory is gone.
+# Run right after the book's set-up cell, before the student's code: which object each function of
+# the libraries the checks rely on is, kept under a random name.
+FUNCTIONS = r'''\
+def _mt_functions():
     import sys
+    roots = ("builtins", "math", "operator", "numpy", "keras", "mintransformer")
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in roots and not name.startswith("mintransformer.exercises") and module is not None:
+            for key, value in list(vars(module).items()):
+                if callable(value):
+                    found[name + "." + key] = id(value)
+    return found
+'''
+SNAPSHOT_CELL = FUNCTIONS + r'''
+
+import sys as _mt_sys, types as _mt_types
+_mt_sys.modules[__KEY__] = _mt_types.SimpleNamespace(functions=_mt_functions())
+del _mt_sys, _mt_types, _mt_functions
+'''
+
+GRADING_CELL = FUNCTIONS + r'''
+
+def _mt_grade(labels, folder, nonce, out):
+    import sys
+    # The libraries' functions must be those the set-up cell left: a patched one (np.allclose = ...)
+    # would make a wrong answer pass.
+    before, now = sys.modules[__KEY__].functions, _mt_functions()
+    changed = sorted(k for k in before if k in now and now[k] != before[k]
+                     and k not in ("builtins.input", "builtins.raw_input"))  # the kernel's, per cell
+    # The checker and the checks' helpers imported afresh: a patch of the ones in memory is gone.
     for name in [n for n in sys.modules if n == "otter" or n.startswith(("otter.", "mintransformer.exercises"))]:
         del sys.modules[name]
     sys.settrace(None)
@@ -250,11 +277,11 @@ def _mt_grade(labels, folder, nonce):
             "cases": [[r.test_case.name, bool(r.test_case.hidden), float(r.test_case.points), bool(r.passed),
                        "" if r.test_case.hidden else r.message] for r in check.test_case_results],
             "blank": float(blank.score)}
-    sys.__stdout__.write(nonce + json.dumps(results) + "\n")
-    sys.__stdout__.flush()
+    with open(out, "w") as f:
+        f.write(nonce + json.dumps({"results": results, "changed": changed[:20]}))
 
 
-_mt_grade(LABELS, FOLDER, NONCE)
+_mt_grade(__LABELS__, __FOLDER__, __NONCE__, __OUT__)
 '''
 
 
@@ -275,12 +302,15 @@ def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True):
 
     deadline = time.monotonic() + timeout
     work = pathlib.Path(tempfile.mkdtemp(prefix="mt-grade-"))
+    manager = None
     nonce = "MT-RESULTS-" + secrets.token_hex(16) + " "
     try:
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
         manager = sandbox.kernel_manager(work, cpu_seconds=timeout + 60, sandboxed=sandboxed)
         client = NotebookClient(nb, km=manager, allow_errors=True, timeout=int(timeout), startup_timeout=120,
                                 kernel_name="sandbox", resources={"metadata": {"path": str(work)}})
+        key = "_" + secrets.token_hex(12)
+        nb.cells.insert(1, nbformat.v4.new_code_cell(SNAPSHOT_CELL.replace("__KEY__", repr(key))))
         with client.setup_kernel():
             for index, cell in enumerate(nb.cells):
                 client.timeout = max(1, int(deadline - time.monotonic()))
@@ -293,16 +323,22 @@ def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True):
             for label in labels:
                 (folder / f"{label}.py").write_text(
                     mt.exercises.merged_source(chapter, label, hidden_file(chapter, label, hidden_dir)))
-            source = (GRADING_CELL.replace("LABELS", repr(list(labels))).replace("FOLDER", repr(str(folder)))
-                      .replace("NONCE", repr(nonce)))
+            results = work / ("results-" + secrets.token_hex(8) + ".json")
+            source = GRADING_CELL
+            for name, value in [("__KEY__", key), ("__LABELS__", list(labels)), ("__FOLDER__", str(folder)), ("__NONCE__", nonce),
+                                ("__OUT__", str(results))]:
+                source = source.replace(name, repr(value), 1)
             final = nbformat.v4.new_code_cell(source)
             nb.cells.append(final)
             client.timeout = max(30, int(deadline - time.monotonic()) + 30)
             client.execute_cell(final, len(nb.cells) - 1)
+        written = results.read_text() if results.is_file() else ""
+        if written.startswith(nonce):
+            reply = json.loads(written[len(nonce):])
+            if reply["changed"]:
+                return {}, "the checks were tampered with: functions replaced: " + ", ".join(reply["changed"])
+            return reply["results"], ""
         text = _outputs_text(final)
-        for line in text.splitlines():
-            if line.startswith(nonce):
-                return json.loads(line[len(nonce):]), ""
         return {}, f"the checks did not run: {text.strip().splitlines()[-1][:200] if text.strip() else 'no output'}"
     except CellTimeoutError:
         return {}, f"grading took longer than {timeout:g} s"
@@ -311,6 +347,15 @@ def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True):
     except Exception as error:  # a submission never stops the run
         return {}, f"grading failed: {type(error).__name__}: {str(error)[:200]}"
     finally:
+        # nbclient leaves a kernel manager it was given running: stop the kernel, and with it the
+        # sandbox and every process in it.
+        if manager is not None:
+            from jupyter_core.utils import run_sync
+
+            try:
+                run_sync(manager.shutdown_kernel)(now=True)
+            except Exception:
+                pass
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -354,6 +399,7 @@ def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
     tampered = [label for label, result in results.items() if result["blank"] > 0]
     if tampered:
         results, error = {}, "the checks were tampered with: a blank answer scored on " + ", ".join(tampered)
+    if error.startswith("the checks were tampered with"):
         record["flags"].append("TAMPERING")
     record["results"], record["error"] = results, error
     return record
