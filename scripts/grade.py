@@ -71,6 +71,8 @@ HIDDEN = ROOT / "grading" / "hidden"
 ANSWER_HEADING = re.compile(r"^#{1,6}\s*Written answer:\s*(ex-[A-Za-z0-9_-]+)\s*$")
 ANSWER_PROMPT = re.compile(r"^\*Graded by hand:\*")
 PLACEHOLDER = "Replace this line with your answer"
+PLACEHOLDER_LINE = PLACEHOLDER + ", in markdown; equations in `$...$` or `$$...$$`."
+ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 CHECK_CELL = re.compile(r"^\s*grader\.check\(\s*['\"][^'\"]+['\"]\s*\)\s*$")
 
 
@@ -85,9 +87,16 @@ def chapter_of(path, nb=None):
         if chapter in chapters:
             return chapter
     except Exception:
-        pass
-    # The prefix: a chapter's two digits ("10_...") or an appendix's letter ("appendix_a_...").
-    match = re.match(r"(\d\d|appendix_[a-z])_", pathlib.Path(path).name)
+        nb = None
+    # The set-up cell names its chapter: grader = mt.exercises.grader("02_attention").
+    if nb is not None:
+        for cell in nb.cells:
+            found = re.search(r'mt\.exercises\.grader\(\s*["\']([\w-]+)["\']', cell.get("source", ""))
+            if cell.get("cell_type") == "code" and found and found.group(1) in chapters:
+                return found.group(1)
+    # The file name: a chapter's two digits ("10_...") or an appendix's letter ("appendix_a_..."),
+    # also after a prefix ("Copy of 02_attention.ipynb").
+    match = re.search(r"(?:^|[^0-9a-z])(\d\d|appendix_[a-z])_", pathlib.Path(path).name)
     candidates = [c for c in chapters if match and c.startswith(match.group(1) + "_")]
     return candidates[0] if len(candidates) == 1 else None
 
@@ -122,22 +131,30 @@ def student_id(nb):
 
 
 def written_answers(nb):
-    """{label: the student's text} of the notebook's answer cells (markdown)."""
-    answers = {}
+    """{label: the student's text} of the notebook's answer cells (markdown).
+
+    An answer cell is found by its metadata or its first line (``#### Written answer: <label>``);
+    markdown cells the student added under it, up to the next code cell, belong to it, and two
+    answer cells of one label are joined. The prompt line and the untouched placeholder are dropped.
+    """
+    answers, label = {}, None
     for cell in nb.cells:
         if cell.cell_type != "markdown":
+            label = None
             continue
         lines = cell.source.splitlines()
-        label = cell.get("metadata", {}).get("mintransformer", {}).get("answer")
+        own = cell.get("metadata", {}).get("mintransformer", {}).get("answer")
         if lines and ANSWER_HEADING.match(lines[0].strip()):
-            label = ANSWER_HEADING.match(lines[0].strip()).group(1)
+            own = ANSWER_HEADING.match(lines[0].strip()).group(1)
             lines = lines[1:]
-        if not label:
+        if own:
+            label = own
+            answers.setdefault(label, [])
+        if label is None:
             continue
-        kept = [line for line in lines if not ANSWER_PROMPT.match(line.strip())
-                and not line.strip().startswith(PLACEHOLDER)]
-        answers[label] = "\n".join(kept).strip()
-    return answers
+        kept = [line for line in lines if not ANSWER_PROMPT.match(line.strip()) and line.strip() != PLACEHOLDER_LINE]
+        answers[label].append("\n".join(kept).strip())
+    return {label: "\n\n".join(part for part in parts if part) for label, parts in answers.items()}
 
 
 def answer_labels(chapter):
@@ -222,42 +239,58 @@ def load_assignment(path=None, chapters=None):
         if has_written and "written" not in points:
             raise ValueError(f"{path}: {label} has a part graded by hand: give {{auto: N, written: M}}")
         exercises[label] = {"chapter": chapter, "auto": auto, "written": written}
-    return {"title": str(spec.get("title") or pathlib.Path(path).stem), "pin": spec.get("pin"),
-            "exercises": exercises}
+    pin = spec.get("pin")
+    if pin is not None and not (isinstance(pin, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]*", pin)):
+        raise ValueError(f"{path}: pin must be a tag or commit in quotes (YAML reads 0123456 as a number), "
+                         f"not {pin!r}")
+    return {"title": str(spec.get("title") or pathlib.Path(path).stem), "pin": pin, "exercises": exercises}
 
 
 # --- running one submission ------------------------------------------------------------------
 
-# Run right after the book's set-up cell, before the student's code: which object each function of
-# the libraries the checks rely on is, kept under a random name.
-FUNCTIONS = r'''\
+# The cells the grader adds to the kernel. Each writes what it found to a file named at random
+# (the kernel's printed output is the student's to forge), which the grader reads at once.
+FUNCTIONS = r"""
 def _mt_functions():
+    # Which object each function of the libraries the checks rely on is, and the import machinery.
     import sys
-    roots = ("builtins", "math", "operator", "numpy", "keras", "mintransformer")
+    roots = ("builtins", "math", "operator", "json", "numpy", "keras", "mintransformer", "threading")
     found = {}
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] in roots and not name.startswith("mintransformer.exercises") and module is not None:
             for key, value in list(vars(module).items()):
-                if callable(value):
-                    found[name + "." + key] = id(value)
+                if callable(value) and name + "." + key not in ("builtins.input", "builtins.raw_input"):
+                    found[name + "." + key] = id(value)  # (input and raw_input: the kernel's, per cell)
+    for i, hook in enumerate(sys.meta_path):
+        found["sys.meta_path[%d]" % i] = id(hook)
+    for i, hook in enumerate(sys.path_hooks):
+        found["sys.path_hooks[%d]" % i] = id(hook)
     return found
-'''
-SNAPSHOT_CELL = FUNCTIONS + r'''
+"""
 
-import sys as _mt_sys, types as _mt_types
-_mt_sys.modules[__KEY__] = _mt_types.SimpleNamespace(functions=_mt_functions())
-del _mt_sys, _mt_types, _mt_functions
-'''
+# Right after the book's set-up cell, before the student's code.
+SNAPSHOT_CELL = FUNCTIONS + r"""
 
-GRADING_CELL = FUNCTIONS + r'''
+def _mt_snapshot(out):
+    import json, threading
+    with open(out, "w") as f:
+        json.dump({"functions": _mt_functions(), "threads": [t.ident for t in threading.enumerate()]}, f)
 
-def _mt_grade(labels, folder, nonce, out):
-    import sys
-    # The libraries' functions must be those the set-up cell left: a patched one (np.allclose = ...)
-    # would make a wrong answer pass.
-    before, now = sys.modules[__KEY__].functions, _mt_functions()
-    changed = sorted(k for k in before if k in now and now[k] != before[k]
-                     and k not in ("builtins.input", "builtins.raw_input"))  # the kernel's, per cell
+
+_mt_snapshot(__OUT__)
+del _mt_snapshot, _mt_functions
+"""
+
+# After the student's code. Phase "public": the public cases only (nothing hidden exists in the
+# kernel yet), their messages kept for the feedback. Phase "graded": public and hidden cases, given
+# as text in this cell; scores only (no message leaves), and every check run against nothing too.
+GRADING_CELL = FUNCTIONS + r"""
+
+def _mt_grade(sources, keep_messages, out):
+    import os, sys, threading
+    # The student's own threads and processes must be gone: they could change files under our feet.
+    threads = [t.ident for t in threading.enumerate()]
+    processes = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
     # The checker and the checks' helpers imported afresh: a patch of the ones in memory is gone.
     for name in [n for n in sys.modules if n == "otter" or n.startswith(("otter.", "mintransformer.exercises"))]:
         del sys.modules[name]
@@ -267,85 +300,115 @@ def _mt_grade(labels, folder, nonce, out):
     from otter.test_files import ExceptionTestFile
     env = dict(globals())
     results = {}
-    for label in labels:
-        path = folder + "/" + label + ".py"
-        check = ExceptionTestFile.from_file(path)
+    for label, source in sources.items():
+        check = ExceptionTestFile.from_string(source, path=label + ".py")
         check.run(env)
-        blank = ExceptionTestFile.from_file(path)
+        blank = ExceptionTestFile.from_string(source, path=label + ".py")
         blank.run({})  # nothing defined: must score 0, or the checks were tampered with
         results[label] = {
             "cases": [[r.test_case.name, bool(r.test_case.hidden), float(r.test_case.points), bool(r.passed),
-                       "" if r.test_case.hidden else r.message] for r in check.test_case_results],
+                       r.message if keep_messages and not r.test_case.hidden else ""]
+                      for r in check.test_case_results],
             "blank": float(blank.score)}
     with open(out, "w") as f:
-        f.write(nonce + json.dumps({"results": results, "changed": changed[:20]}))
+        json.dump({"results": results, "functions": _mt_functions(), "threads": threads,
+                   "processes": processes}, f)
 
 
-_mt_grade(__LABELS__, __FOLDER__, __NONCE__, __OUT__)
-'''
+_mt_grade(__SOURCES__, __KEEP__, __OUT__)
+"""
 
 
-def _outputs_text(cell):
-    parts = []
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream":
-            parts.append(output.get("text", ""))
-        elif output.get("output_type") == "error":
-            parts.append(f"{output.get('ename')}: {output.get('evalue')}")
-    return "".join(parts)
+def _fill(template, **values):
+    for name, value in values.items():
+        template = template.replace(f"__{name}__", repr(value), 1)
+    return template
+
+
+def _tampering(snapshot, reply):
+    """Why the kernel's state shows tampering, or ''."""
+    before, now = snapshot["functions"], reply["functions"]
+    changed = sorted(k for k in before if k in now and now[k] != before[k])
+    if changed:
+        return "functions replaced: " + ", ".join(changed[:10])
+    extra = sorted(set(reply["threads"]) - set(snapshot["threads"]))
+    if extra:
+        return f"{len(extra)} thread(s) of the student's still running when the checks ran"
+    if reply["processes"]:
+        return f"{len(reply['processes'])} process(es) of the student's still running when the checks ran"
+    blank = [label for label, result in reply["results"].items() if result["blank"] > 0]
+    if blank:
+        return "a blank answer scored on " + ", ".join(blank)
+    return ""
 
 
 def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True):
-    """({label: result}, error): run the cells in a sandboxed kernel, then the checks."""
+    """({label: result}, error): run the cells in a sandboxed kernel, then the checks, in two phases.
+
+    Each result holds the test cases ``[name, hidden, points, passed, message]`` of the graded run,
+    with the messages of the public run (nothing hidden was in the kernel then).
+    """
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     deadline = time.monotonic() + timeout
     work = pathlib.Path(tempfile.mkdtemp(prefix="mt-grade-"))
     manager = None
-    nonce = "MT-RESULTS-" + secrets.token_hex(16) + " "
+
+    def out():
+        return work / ("out-" + secrets.token_hex(8) + ".json")
+
+    def run_cell(client, nb, source, extra=0):
+        cell = nbformat.v4.new_code_cell(source)
+        nb.cells.append(cell)
+        client.timeout = max(1, int(deadline - time.monotonic())) + extra
+        client.execute_cell(cell, len(nb.cells) - 1)
+        if time.monotonic() > deadline + extra:
+            raise CellTimeoutError("")
+
+    def read(path):
+        if not path.is_file():
+            raise RuntimeError("the grader's cell did not finish (an error in the kernel)")
+        return json.loads(path.read_text())
+
     try:
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
-        manager = sandbox.kernel_manager(work, cpu_seconds=timeout + 60, sandboxed=sandboxed)
+        nb = nbformat.v4.new_notebook()
+        manager = sandbox.kernel_manager(work, cpu_seconds=(timeout + 120) * (os.cpu_count() or 1),
+                                         sandboxed=sandboxed)
         client = NotebookClient(nb, km=manager, allow_errors=True, timeout=int(timeout), startup_timeout=120,
                                 kernel_name="sandbox", resources={"metadata": {"path": str(work)}})
-        key = "_" + secrets.token_hex(12)
-        nb.cells.insert(1, nbformat.v4.new_code_cell(SNAPSHOT_CELL.replace("__KEY__", repr(key))))
         with client.setup_kernel():
-            for index, cell in enumerate(nb.cells):
-                client.timeout = max(1, int(deadline - time.monotonic()))
-                client.execute_cell(cell, index)
-                if time.monotonic() > deadline:
-                    raise CellTimeoutError("")
-            # The checks, hidden cases included, reach the sandbox only now, after the student's code.
-            folder = work / ("checks-" + secrets.token_hex(8))
-            folder.mkdir()
-            for label in labels:
-                (folder / f"{label}.py").write_text(
-                    mt.exercises.merged_source(chapter, label, hidden_file(chapter, label, hidden_dir)))
-            results = work / ("results-" + secrets.token_hex(8) + ".json")
-            source = GRADING_CELL
-            for name, value in [("__KEY__", key), ("__LABELS__", list(labels)), ("__FOLDER__", str(folder)), ("__NONCE__", nonce),
-                                ("__OUT__", str(results))]:
-                source = source.replace(name, repr(value), 1)
-            final = nbformat.v4.new_code_cell(source)
-            nb.cells.append(final)
-            client.timeout = max(30, int(deadline - time.monotonic()) + 30)
-            client.execute_cell(final, len(nb.cells) - 1)
-        written = results.read_text() if results.is_file() else ""
-        if written.startswith(nonce):
-            reply = json.loads(written[len(nonce):])
-            if reply["changed"]:
-                return {}, "the checks were tampered with: functions replaced: " + ", ".join(reply["changed"])
-            return reply["results"], ""
-        text = _outputs_text(final)
-        return {}, f"the checks did not run: {text.strip().splitlines()[-1][:200] if text.strip() else 'no output'}"
+            run_cell(client, nb, cells[0])  # the book's set-up cell
+            path = out()
+            run_cell(client, nb, _fill(SNAPSHOT_CELL, OUT=str(path)))
+            snapshot = read(path)  # read now, before any code of the student's has run
+            for source in cells[1:]:
+                run_cell(client, nb, source)
+            public = {label: mt.exercises.check_path(chapter, label).read_text() for label in labels}
+            path = out()
+            run_cell(client, nb, _fill(GRADING_CELL, SOURCES=public, KEEP=True, OUT=str(path)), extra=60)
+            first = read(path)
+            # The hidden cases enter the kernel only now, as text, and no message comes back.
+            merged = {label: mt.exercises.merged_source(chapter, label, hidden_file(chapter, label, hidden_dir))
+                      for label in labels}
+            path = out()
+            run_cell(client, nb, _fill(GRADING_CELL, SOURCES=merged, KEEP=False, OUT=str(path)), extra=60)
+            graded = read(path)
+        why = _tampering(snapshot, first) or _tampering(snapshot, graded)
+        if why:
+            return {}, "the checks were tampered with: " + why
+        results = graded["results"]
+        for label, result in results.items():  # the public run's messages, by case name
+            messages = {case[0]: case[4] for case in first["results"].get(label, {}).get("cases", [])}
+            for case in result["cases"]:
+                case[4] = "" if case[1] else messages.get(case[0], "")
+        return results, ""
     except CellTimeoutError:
         return {}, f"grading took longer than {timeout:g} s"
     except DeadKernelError:
         return {}, "the kernel died (out of memory, or a crash)"
-    except Exception as error:  # a submission never stops the run
-        return {}, f"grading failed: {type(error).__name__}: {str(error)[:200]}"
+    except Exception as error:  # a submission never stops the run; the kernel's words stay out
+        return {}, f"grading failed: {type(error).__name__}"
     finally:
         # nbclient leaves a kernel manager it was given running: stop the kernel, and with it the
         # sandbox and every process in it.
@@ -369,10 +432,18 @@ def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
         record["error"] = f"not a readable notebook: {type(error).__name__}"
         record["student_id"] = path.stem
         return record
-    record["student_id"] = student_id(nb)
-    if not record["student_id"]:
-        record["student_id"] = path.stem
+    given = student_id(nb)
+    if not given:
         record["flags"].append("no STUDENT_ID in the notebook: named after its file")
+        given = path.stem
+    record["student_id"] = safe_name(given)[:64]
+    if not ID.fullmatch(given):
+        record["flags"].append(f"STUDENT_ID {given[:40]!r} is not letters, digits and . _ @ -: filed as "
+                               f"{record['student_id']!r}")
+    pins = set(re.findall(r'git\+https?://[^"@\s]+@([A-Za-z0-9._/-]+)"', "\n".join(c.source for c in nb.cells)))
+    if assignment.get("pin") and pins and pins != {assignment["pin"]}:
+        record["flags"].append(f"installs another version of the book ({', '.join(sorted(pins))}), "
+                               f"not {assignment['pin']}")
     chapter = record["chapter"] = chapter_of(path, nb) or ""
     edition = record["edition"] = edition_of(nb)
     if not chapter:
@@ -388,6 +459,9 @@ def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
         record["flags"].append("the instructor's edition (the solutions in place)")
     labels = [label for label, item in assignment["exercises"].items()
               if item["chapter"] == chapter and item["auto"] > 0]
+    if not any(item["chapter"] == chapter for item in assignment["exercises"].values()):
+        record["error"] = f"chapter {chapter} is not in the assignment"
+        return record
     if not labels:
         return record
     cells = student_cells(nb)
@@ -396,9 +470,6 @@ def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
         return record
     results, error = run_submission([setup_source(chapter)] + cells, chapter, labels, hidden_dir, timeout,
                                     sandboxed)
-    tampered = [label for label, result in results.items() if result["blank"] > 0]
-    if tampered:
-        results, error = {}, "the checks were tampered with: a blank answer scored on " + ", ".join(tampered)
     if error.startswith("the checks were tampered with"):
         record["flags"].append("TAMPERING")
     record["results"], record["error"] = results, error
@@ -500,15 +571,23 @@ GRADES_HEAD = ["student_id", "submission", "chapter", "edition"]
 GRADES_TAIL = ["auto", "written", "total", "possible", "error", "flags"]
 
 
-def write_lms(out, rows, title):
-    """lms.csv: one row per student (all their submissions summed): id, points, possible."""
-    students = {}
+def write_lms(out, rows, assignment):
+    """lms.csv: one row per student: id, points (the best submission of each chapter), possible.
+
+    ``Possible`` is the assignment's, whatever the student handed in.
+    """
+    title = assignment["title"]
+    total = float(sum(item["auto"] + item["written"] for item in assignment["exercises"].values()))
+    best = {}
     for r in rows:
-        s = students.setdefault(r["student_id"], {"Student ID": r["student_id"], title: 0.0, "Possible": 0.0})
-        s[title] += float(r["total"] or 0)
-        s["Possible"] += float(r["possible"] or 0)
+        key = (r["student_id"], r["chapter"])
+        best[key] = max(best.get(key, 0.0), float(r["total"] or 0))
+    students = {}
+    for (student, _), points in best.items():
+        students[student] = students.get(student, 0.0) + points
     write_csv(out / "lms.csv", ["Student ID", title, "Possible"],
-              [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()} for s in students.values()])
+              [{"Student ID": student, title: round(points, 4), "Possible": total}
+               for student, points in sorted(students.items())])
 
 
 def grade(submissions, out, assignment=None, hidden_dir=HIDDEN, timeout=600, jobs=1, sandboxed=True,
@@ -518,6 +597,10 @@ def grade(submissions, out, assignment=None, hidden_dir=HIDDEN, timeout=600, job
     if not paths:
         raise SystemExit(f"no notebooks (*.ipynb) in {submissions}")
     if sandboxed:
+        for what, folder in (("the hidden test cases", hidden_dir), ("the submissions", submissions)):
+            if sandbox.exposed(folder):
+                raise SystemExit(f"{what} ({folder}) lie under {sandbox.exposed(folder)}, which every "
+                                 "sandbox reads: move them elsewhere")
         ok, why = sandbox.works()
         if not ok:
             raise SystemExit(f"cannot grade in a sandbox: {why}. Install bubblewrap (apt-get install "
@@ -540,6 +623,14 @@ def grade(submissions, out, assignment=None, hidden_dir=HIDDEN, timeout=600, job
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         done = list(pool.map(one, paths))
     records, rows = [d[0] for d in done], [d[1] for d in done]
+    seen = {}
+    for record, r in done:  # two submissions filed under one id, for one chapter: flagged, not merged
+        seen.setdefault((record["student_id"], record["chapter"]), []).append(r)
+    for twins in seen.values():
+        if len(twins) > 1:
+            for r in twins:
+                r["flags"] = "; ".join(filter(None, [r["flags"], f"{len(twins)} submissions under this id for "
+                                                     "this chapter: only the best counts in lms.csv"]))
     write_csv(out / "grades.csv", GRADES_HEAD + columns(assignment) + GRADES_TAIL, rows)
     names = {}
     for record in records:
@@ -549,47 +640,63 @@ def grade(submissions, out, assignment=None, hidden_dir=HIDDEN, timeout=600, job
             name += f"-{names[name]}"
         (out / "feedback" / f"{name}.md").write_text(feedback(record, assignment))
     (out / "results.json").write_text(json.dumps({"assignment": assignment, "submissions": records}, indent=1))
-    write_lms(out, rows, assignment["title"])
+    write_lms(out, rows, assignment)
     written_page(records, assignment, out / "written")
     return rows
 
 
 # --- after marking ---------------------------------------------------------------------------
 
+def _number(text, where):
+    """A mark as a spreadsheet may write it: ' 2 ', '1.5', '1,5'."""
+    try:
+        return float(text.strip().replace(",", "."))
+    except ValueError:
+        raise SystemExit(f"{where}: {text!r} is not a number") from None
+
+
 def final(out):
-    """Totals of grades.csv with the instructor's written marks; lms.csv rewritten. Returns the rows."""
+    """Totals of grades.csv with the instructor's written marks; lms.csv rewritten. Returns the rows.
+
+    grades.csv may come back from a spreadsheet separated by commas or semicolons.
+    """
     out = pathlib.Path(out)
-    with open(out / "grades.csv", newline="") as f:
-        reader = csv.DictReader(f)
-        header, rows = reader.fieldnames, list(reader)
+    text = (out / "grades.csv").read_text(encoding="utf-8-sig")
+    dialect = csv.Sniffer().sniff(text.splitlines()[0], delimiters=",;\t")
+    rows = list(csv.DictReader(text.splitlines(), dialect=dialect))
+    header = list(rows[0]) if rows else []
+    if "chapter" not in header or "auto" not in header:
+        raise SystemExit(f"{out / 'grades.csv'}: no 'chapter' or 'auto' column: is it the grader's file?")
     assignment = json.loads((out / "results.json").read_text())["assignment"]
-    for r in rows:
+    for n, r in enumerate(rows, start=2):
         written = 0.0
         for label, item in assignment["exercises"].items():
             key = f"{label} written"
-            if item["written"] and item["chapter"] == r["chapter"] and r.get(key, "").strip():
-                mark = float(r[key])
+            if item["written"] and item["chapter"] == r["chapter"] and (r.get(key) or "").strip():
+                mark = _number(r[key], f"grades.csv line {n}, {key}")
                 if not 0 <= mark <= item["written"]:
-                    raise SystemExit(f"{r['submission']}: {key} = {mark:g}, outside 0..{item['written']:g}")
+                    raise SystemExit(f"grades.csv line {n} ({r['submission']}): {key} = {mark:g}, "
+                                     f"outside 0..{item['written']:g}")
                 written += mark
         r["written"] = round(written, 4)
-        r["total"] = round(float(r["auto"] or 0) + written, 4)
+        r["total"] = round(_number(r["auto"] or "0", f"grades.csv line {n}, auto") + written, 4)
     write_csv(out / "grades.csv", header, rows)
-    write_lms(out, rows, assignment["title"])
+    write_lms(out, rows, assignment)
     return rows
 
 
 # --- the written answers, on one page --------------------------------------------------------
 
 def _mathjax_dir():
-    import importlib.util
+    """MathJax 3 as the book's sphinx-mathjax-offline ships it, or None."""
+    import importlib.metadata
 
-    spec = importlib.util.find_spec("sphinx_mathjax_offline")
-    if spec and spec.origin:
-        path = pathlib.Path(spec.origin).parent.parent / "sphinx-mathjax-offline" / "static" / "mathjax"
-        if path.is_dir():
-            return path
-    return None
+    try:
+        path = importlib.metadata.distribution("sphinx-mathjax-offline").locate_file(
+            "sphinx-mathjax-offline/static/mathjax")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return pathlib.Path(path) if (pathlib.Path(path) / "tex-chtml.js").is_file() else None
 
 
 def render_markdown(text):
@@ -645,8 +752,9 @@ article{{border-top:1px solid #ccc;padding:.3em 0;break-inside:avoid}} h2{{break
         with book_browser.chromium() as browser:
             page_ = browser.new_page()
             page_.goto((folder / "answers.html").resolve().as_uri())
-            page_.wait_for_function("!window.MathJax || !window.MathJax.startup || "
-                                    "window.MathJax.startup.document.state() >= 8", timeout=60000)
+            page_.wait_for_function("window.MathJax && window.MathJax.startup && window.MathJax.startup.promise",
+                                    timeout=60000) if mathjax else None
+            page_.evaluate("() => window.MathJax ? window.MathJax.startup.promise.then(() => true) : true")
             page_.pdf(path=str(folder / "answers.pdf"), format="A4", print_background=True,
                       margin={"top": "15mm", "bottom": "15mm", "left": "15mm", "right": "15mm"})
     except Exception as error:  # no Chromium: the HTML page is still there
@@ -677,7 +785,8 @@ def gradescope(out, assignment, url=None, hidden_dir=HIDDEN):
             for label in labels:
                 source = mt.exercises.merged_source(chapter, label, hidden_file(chapter, label, hidden_dir))
                 (tests / f"{label}.py").write_text(source)
-            (pathlib.Path(tmp) / "requirements.txt").write_text(f"{requirement}\nwrapt>=2\n")
+            # (Python 3.11 there: the wrapt 1 that otter-grader pins serves; wrapt>=2 would not resolve.)
+            (pathlib.Path(tmp) / "requirements.txt").write_text(f"{requirement}\n")
             path = out / f"{chapter}-autograder.zip"
             subprocess.run([str(pathlib.Path(sys.executable).with_name("otter")), "generate",
                             "--tests-dir", str(tests), "--output-path", str(path.resolve()),

@@ -46,15 +46,27 @@ def _readonly_paths():
 
     package_root = pathlib.Path(mintransformer.__file__).resolve().parents[1]
     paths = ["/usr", "/etc", sys.base_prefix, sys.prefix, str(package_root)]
-    for path in ("/opt",):
-        if os.path.isdir(path):
-            paths.append(path)
     seen, unique = set(), []
     for path in map(os.path.realpath, paths):
         if path not in seen:
             seen.add(path)
             unique.append(path)
     return unique
+
+
+def _tmpfs_size():
+    """bubblewrap 0.8 and later bound the private /tmp (it lives in memory): 512 MiB."""
+    help_text = subprocess.run([bwrap(), "--help"], capture_output=True, text=True).stdout
+    return ["--size", str(512 * 2**20)] if "--size" in help_text else []
+
+
+def exposed(path):
+    """The read-only path of the sandbox under which ``path`` lies, or None."""
+    path = os.path.realpath(path)
+    for root in _readonly_paths():
+        if path == root or path.startswith(root.rstrip("/") + "/"):
+            return root
+    return None
 
 
 def command(workdir, cpu_seconds):
@@ -74,7 +86,7 @@ def command(workdir, cpu_seconds):
             args += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             args += ["--ro-bind", link, link]
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    args += ["--dev", "/dev", "--proc", "/proc", *_tmpfs_size(), "--tmpfs", "/tmp",
              "--bind", workdir, workdir, "--chdir", workdir,
              "--setenv", "HOME", workdir, "--setenv", "TMPDIR", "/tmp",
              "--setenv", "MPLCONFIGDIR", workdir + "/.matplotlib",

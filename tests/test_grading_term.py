@@ -10,6 +10,7 @@ marks, the LMS file and the Gradescope zips are checked.
 
 import csv
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -43,57 +44,86 @@ STUDENTS = {"blank": "s001", "correct": "s002", "mistakes": "s003"}
 MARKER = uuid.uuid4().hex[:12]  # names what the attacker leaves behind, if anything
 SLEEP = "3137"  # the orphan process's sleep, to look for after grading
 
-pytestmark = pytest.mark.skipif(not sandbox.works()[0], reason="no sandbox here: " + sandbox.works()[1])
+# CI sets MT_REQUIRE_SANDBOX=1: there a missing sandbox fails the tests instead of skipping them.
+pytestmark = pytest.mark.skipif(not sandbox.works()[0] and not os.environ.get("MT_REQUIRE_SANDBOX"),
+                                reason="no sandbox here: " + sandbox.works()[1])
 
-ATTACK = f'''
+HIDDEN_MARK = "hidden_"  # every hidden case's name starts so: none may reach a student
+
+# An attacker's work cells, one submission each (chapter 2, no answer written).
+HARM = f'''
 import os, pathlib, socket, subprocess, shutil
 report = {{}}
-# 1. Write outside the folder: into the repository, the submissions, the system's /tmp.
+# Write outside the folder: into the repository, the submissions, the system's /tmp.
 for path in ["{ROOT}/pwned-{MARKER}", "/tmp/pwned-{MARKER}", os.path.expanduser("~/../pwned-{MARKER}")]:
     try:
         pathlib.Path(path).write_text("pwned")
         report[path] = "written"
     except Exception as error:
         report[path] = type(error).__name__
-# 2. Read the hidden test cases, to smuggle them out in an error message.
-try:
-    secret = pathlib.Path("{ROOT}/grading/hidden/02_attention/ex-attention-implement.py").read_text()
-except Exception as error:
-    secret = "unreadable: " + type(error).__name__
-# 3. Delete files: the repository's checks, the other submissions.
+# Delete files: the repository's checks, the other submissions.
 for path in ["{ROOT}/code/mintransformer/exercises/checks/02_attention", "SUBMISSIONS"]:
     try:
         shutil.rmtree(path)
         report["deleted " + path] = "deleted"
     except Exception as error:
         report["deleted " + path] = type(error).__name__
-# 4. The network.
+# The network.
 try:
     socket.create_connection(("pypi.org", 443), timeout=3)
     report["network"] = "open"
 except Exception as error:
     report["network"] = type(error).__name__
-# 5. A process that outlives the kernel, in a session of its own.
+# A process that would outlive the kernel, in a session of its own.
 subprocess.Popen(["sleep", "{SLEEP}"], start_new_session=True)
-# 6. Patch the grader: every test case passes.
+print(report)
+'''
+
+LEAK = f'''
+import glob, inspect, pathlib
+KEY = "hid" + "den=True"  # (so that this cell's own source, which the kernel's frames hold, does not match)
+
+def my_attention(q, k, v, mask=None, causal=False):
+    # Smuggle the hidden cases out in an error message: from the disk, or from the grader's frames.
+    found = [pathlib.Path(p).read_text() for p in glob.glob("{ROOT}/grading/hidden/*/*.py")]
+    found += [pathlib.Path(p).read_text() for p in glob.glob("**/*.py", recursive=True)
+              if KEY in pathlib.Path(p).read_text()]
+    for frame in inspect.stack():
+        for value in frame.frame.f_locals.values():
+            if isinstance(value, str) and KEY in value and value != KEY:
+                found.append(value)
+            if isinstance(value, dict):
+                found += [v for v in value.values() if isinstance(v, str) and KEY in v and v != KEY]
+    raise ValueError(" ".join(found) or "nothing found")
+'''
+
+PATCH_OTTER = '''
 import otter.test_files.abstract_test as abstract
 import otter.test_files.exception_test as exception_test
 from mintransformer.exercises import checking
 exception_test.ExceptionTestFile.run = lambda self, env: setattr(self, "test_case_results", [
     abstract.TestCaseResult(test_case=tc, message="passed", passed=True) for tc in self.test_cases])
 checking.close = lambda *args, **kwargs: None
-# 7. Patch what the checks compare with: NumPy's comparison, the package's attention.
-import numpy
-numpy.allclose = lambda *args, **kwargs: True
-print(report)
-
-def my_attention(q, k, v, mask=None, causal=False):
-    raise ValueError(secret)
-
-
-import mintransformer
-mintransformer.scaled_dot_product_attention = my_attention
 '''
+
+PATCH_NUMPY = '''
+import numpy
+import mintransformer
+numpy.allclose = lambda *args, **kwargs: True
+mintransformer.scaled_dot_product_attention = lambda q, k, v, mask=None: (v, v)
+'''
+
+PATCH_IMPORTS = '''
+import sys, types, importlib.abc, importlib.machinery
+
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        return None  # a real attack would serve its own otter here
+
+sys.meta_path.insert(0, Finder())
+'''
+
+ATTACKS = {"s661": HARM, "s662": LEAK, "s663": PATCH_OTTER, "s664": PATCH_NUMPY, "s665": PATCH_IMPORTS}
 
 
 def student_cells_of(nb):
@@ -156,11 +186,11 @@ def term(tmp_path_factory):
         write_answers(mistakes, "I do not know.")
         nbformat.write(mistakes, submissions / f"{chapter} (3).ipynb")
 
-    attack = nbformat.read(handout / "02_attention.ipynb", as_version=4)
-    set_id(attack, "s666")
-    work = student_cells_of(attack)[0]
-    work.source = ATTACK.replace("SUBMISSIONS", str(submissions))
-    nbformat.write(attack, submissions / "02_attention-attack.ipynb")
+    for student, code in ATTACKS.items():
+        attack = nbformat.read(handout / "02_attention.ipynb", as_version=4)
+        set_id(attack, student)
+        student_cells_of(attack)[1].source = code.replace("SUBMISSIONS", str(submissions))  # my_attention's
+        nbformat.write(attack, submissions / f"02_attention-{student}.ipynb")
 
     forever = nbformat.read(handout / "05_layer_norm.ipynb", as_version=4)
     set_id(forever, "s404")
@@ -173,7 +203,7 @@ def term(tmp_path_factory):
 
     out = base / "graded"
     run = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), "run", str(submissions), str(out),
-                          "--assignment", str(course / "week2.yml"), "--timeout", "120", "--jobs", "2"],
+                          "--assignment", str(course / "week2.yml"), "--timeout", "90", "--jobs", "2"],
                          capture_output=True, text=True, timeout=1500)
     assert run.returncode == 0, run.stderr[-3000:]
     with open(out / "grades.csv") as f:
@@ -222,21 +252,34 @@ def test_the_hidden_cases_count(term):
     assert of > 0 and hidden < of
 
 
-def test_the_attack_changes_no_score_and_harms_nothing(term):
-    row = term["rows"][("s666", "02_attention")]
-    assert float(row["auto"]) == 0 and "TAMPERING" in row["flags"] and "tampered" in row["error"]
+def test_the_attacks_change_no_score_and_harm_nothing(term):
+    rows = term["rows"]
+    for student in ATTACKS:
+        assert float(rows[(student, "02_attention")]["auto"]) == 0, rows[(student, "02_attention")]
+    # Caught: a process left running, NumPy's and the package's functions replaced, an import hook.
+    for student, why in [("s661", "process"), ("s664", "numpy.allclose"), ("s664", "mintransformer."),
+                         ("s665", "sys.meta_path")]:
+        row = rows[(student, "02_attention")]
+        assert "TAMPERING" in row["flags"] and why in row["error"], row
+    # The patched checker is imported afresh: the blank answers score 0, as they are.
+    assert not rows[("s663", "02_attention")]["error"]
     # Nothing written outside its folder, nothing deleted, no process left behind.
     assert not list(ROOT.glob(f"pwned-{MARKER}")) and not pathlib.Path(f"/tmp/pwned-{MARKER}").exists()
     assert not list(term["submissions"].parent.rglob(f"pwned-{MARKER}"))
-    assert len(list(term["submissions"].glob("*.ipynb"))) == 9
+    assert len(list(term["submissions"].glob("*.ipynb"))) == 6 + len(ATTACKS) + 2
     assert (ROOT / "code/mintransformer/exercises/checks/02_attention/ex-attention-implement.py").is_file()
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert f"sleep {SLEEP}" not in ps
-    # The hidden cases never reach a student's feedback.
-    secret = (ROOT / "grading/hidden/02_attention/ex-attention-implement.py").read_text()
+
+
+def test_no_hidden_case_reaches_a_student(term):
+    leak = (term["out"] / "feedback" / "s662-02_attention.md").read_text()
+    assert "ValueError: nothing found" in leak  # its function ran, found nothing, and said so
+    hidden = (ROOT / "grading/hidden/02_attention/ex-attention-implement.py").read_text()
     for feedback in (term["out"] / "feedback").glob("*.md"):
         text = feedback.read_text()
-        assert "hidden_" not in text and secret[:200] not in text, feedback
+        assert HIDDEN_MARK not in text and hidden.splitlines()[0] not in text, feedback
+    assert HIDDEN_MARK not in (term["out"] / "grades.csv").read_text()
 
 
 def test_the_sandbox_has_no_network_and_sees_no_repository(tmp_path):
@@ -251,7 +294,7 @@ def test_the_sandbox_has_no_network_and_sees_no_repository(tmp_path):
 
 def test_a_loop_is_stopped_and_the_reader_edition_refused(term):
     loop = term["rows"][("s404", "05_layer_norm")]
-    assert loop["error"] == "grading took longer than 120 s" and float(loop["auto"]) == 0
+    assert loop["error"] == "grading took longer than 90 s" and float(loop["auto"]) == 0
     reader = term["rows"][("s777", "02_attention")]
     assert "reader's edition" in reader["error"] and float(reader["total"]) == 0
 
@@ -304,8 +347,10 @@ def test_marks_then_the_lms_file(term):
     with open(out / "lms.csv") as f:
         lms = {r["Student ID"]: r for r in csv.DictReader(f)}
     title = term["assignment"]["title"]
-    assert float(lms["s002"][title]) == float(lms["s002"]["Possible"]) == 29  # both chapters
-    assert float(lms["s001"][title]) == 0 and float(lms["s666"][title]) == 0
+    everything = sum(i["auto"] + i["written"] for i in term["assignment"]["exercises"].values())
+    assert float(lms["s002"][title]) == float(lms["s002"]["Possible"]) == everything == 22  # both chapters
+    assert float(lms["s404"]["Possible"]) == everything  # who missed a chapter is out of the same total
+    assert float(lms["s001"][title]) == 0 and float(lms["s661"][title]) == 0
 
 
 def test_gradescope_zips_carry_the_hidden_cases_and_the_pin(term, tmp_path):
@@ -314,9 +359,8 @@ def test_gradescope_zips_carry_the_hidden_cases_and_the_pin(term, tmp_path):
     for chapter in CHAPTERS:
         with zipfile.ZipFile(tmp_path / f"{chapter}-autograder.zip") as archive:
             names = archive.namelist()
-            requirements = archive.read("requirements.txt").decode()
-            assert f"mintransformer/mintransformer@{PIN}" in requirements.replace(".git", "") or \
-                f"@{PIN}" in requirements, requirements
+            environment = archive.read("environment.yml").decode()  # otter puts the requirements there
+            assert f"mintransformer[exercises] @ git+" in environment and f"@{PIN}\n" in environment, environment
             tests = [n for n in names if n.startswith("tests/")]
             labels = [l for l, i in term["assignment"]["exercises"].items() if i["chapter"] == chapter and i["auto"]]
             assert sorted(tests) == sorted(f"tests/{label}.py" for label in labels)
