@@ -551,8 +551,12 @@ def feedback(record, assignment):
     for label, item in assignment["exercises"].items():
         if item["written"] and item["chapter"] == record["chapter"]:
             state = "answered" if record["written"].get(label) else "no answer found"
-            lines += [f"## {label}, written part: graded by hand, {item['written']:g} points ({state})", ""]
+            lines += [f"## {label}, written part: graded by hand, {_points(item['written'])} ({state})", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _points(value):
+    return f"{value:g} point" + ("" if value == 1 else "s")
 
 
 def safe_name(text):
@@ -721,7 +725,7 @@ def written_page(records, assignment, folder):
         if not item["written"]:
             continue
         parts.append(f"<section><h2 id='{html.escape(label)}'>{html.escape(label)} "
-                     f"<small>({html.escape(item['chapter'])}, {item['written']:g} points)</small></h2>")
+                     f"<small>({html.escape(item['chapter'])}, {_points(item['written'])})</small></h2>")
         for record in sorted(records, key=lambda r: r["student_id"]):
             if record["chapter"] != item["chapter"]:
                 continue
