@@ -91,7 +91,7 @@ def graded(made, tmp_path_factory):
             cell.source = "raise RuntimeError('not finished')"
     nbformat.write(half, submissions / "half-done.ipynb")
     out = tmp_path_factory.mktemp("graded")
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), "run", str(submissions), str(out)],
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), "run", str(submissions), str(out), "--jobs", "2"],
                    check=True, cwd=submissions, timeout=1800)
     with open(out / "grades.csv") as f:
         return {row["submission"]: row for row in csv.DictReader(f)}
