@@ -78,7 +78,9 @@ def command(workdir, cpu_seconds):
             *(f"--{name}={value}" for name, value in LIMITS.items()),
             f"--cpu={int(cpu_seconds)}", "--",
             bwrap(), "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            # The private /tmp first: what is mounted next may lie under /tmp (a checkout there).
+            *_tmpfs_size(), "--tmpfs", "/tmp"]
     for path in _readonly_paths():
         args += ["--ro-bind", path, path]
     for link in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -86,7 +88,7 @@ def command(workdir, cpu_seconds):
             args += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             args += ["--ro-bind", link, link]
-    args += ["--dev", "/dev", "--proc", "/proc", *_tmpfs_size(), "--tmpfs", "/tmp",
+    args += ["--dev", "/dev", "--proc", "/proc",
              "--bind", workdir, workdir, "--chdir", workdir,
              "--setenv", "HOME", workdir, "--setenv", "TMPDIR", "/tmp",
              "--setenv", "MPLCONFIGDIR", workdir + "/.matplotlib",
