@@ -46,6 +46,8 @@ import yaml
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EDITIONS = ("reader", "student", "instructor")
 BEGIN, END = "MT-SOLUTION-BEGIN", "MT-SOLUTION-END"
+PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")  # a tag or commit the install cell may name
+INSTALLED_PIN = re.compile(r'git\+https?://[^"@\s]+@([A-Za-z0-9._/-]+)"')  # the one a notebook names
 CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)  # fenced blocks and inline code spans
 # The book's files that the Sphinx build reads (the package and the tests are not needed).
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
@@ -338,7 +340,7 @@ def write(edition, out_dir, chapters=None, pin=None):
 
     ``pin``: a commit or tag of the book's repository that the install cell installs.
     """
-    if pin is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]*", str(pin)):
+    if pin is not None and not PIN.fullmatch(str(pin)):
         raise ValueError(f"pin must be a commit or a tag (letters, digits, . _ / -), not {pin!r}")
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -64,6 +64,7 @@ import yaml
 import mintransformer as mt
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import editions  # noqa: E402
 import sandbox  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -101,8 +102,7 @@ def chapter_of(path, nb=None):
     return candidates[0] if len(candidates) == 1 else None
 
 
-def tags(cell):
-    return cell.get("metadata", {}).get("tags", [])
+tags = editions.tags
 
 
 def edition_of(nb):
@@ -240,7 +240,7 @@ def load_assignment(path=None, chapters=None):
             raise ValueError(f"{path}: {label} has a part graded by hand: give {{auto: N, written: M}}")
         exercises[label] = {"chapter": chapter, "auto": auto, "written": written}
     pin = spec.get("pin")
-    if pin is not None and not (isinstance(pin, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]*", pin)):
+    if pin is not None and not (isinstance(pin, str) and editions.PIN.fullmatch(pin)):
         raise ValueError(f"{path}: pin must be a tag or commit in quotes (YAML reads 0123456 as a number), "
                          f"not {pin!r}")
     return {"title": str(spec.get("title") or pathlib.Path(path).stem), "pin": pin, "exercises": exercises}
@@ -436,7 +436,7 @@ def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
     if not ID.fullmatch(given):
         record["flags"].append(f"STUDENT_ID {given[:40]!r} is not letters, digits and . _ @ -: filed as "
                                f"{record['student_id']!r}")
-    pins = set(re.findall(r'git\+https?://[^"@\s]+@([A-Za-z0-9._/-]+)"', "\n".join(c.source for c in nb.cells)))
+    pins = set(editions.INSTALLED_PIN.findall("\n".join(c.source for c in nb.cells)))
     if assignment.get("pin") and pins and pins != {assignment["pin"]}:
         record["flags"].append(f"installs another version of the book ({', '.join(sorted(pins))}), "
                                f"not {assignment['pin']}")
