@@ -245,10 +245,10 @@ def _split_at_markers(cells):
                 yield nbformat.v4.new_markdown_cell(part.strip("\n"))
 
 
-STUDENT_ID_SOURCE = (
-    "# Your student id, as your course gives it: your grade and feedback are filed under it.\n"
-    'STUDENT_ID = ""'
-)
+def student_id_source(original):
+    """The source of the chapter's ``STUDENT_ID`` cell (tag ``student-id``; the book hides it)."""
+    (cell,) = [c for c in original.cells if "student-id" in tags(c)]
+    return cell.source
 
 
 def _answer_cells(original):
@@ -274,8 +274,8 @@ def _answer_cells(original):
 def finish(converted, original, chapter, edition, url, pin=None):
     """Restore the cells' tags, fold or drop the solutions, mark what grading skips.
 
-    The student's and the instructor's notebooks also get a ``STUDENT_ID`` cell under the title; with
-    ``pin`` (a commit or tag), the install cell installs the package at that version.
+    Every edition gets the chapter's ``STUDENT_ID`` cell under the title; with ``pin`` (a commit or
+    tag), the install cell installs the package at that version.
     """
     by_source = _code_cells_by_source(original)
     answers = _answer_cells(original)
@@ -312,15 +312,16 @@ def finish(converted, original, chapter, edition, url, pin=None):
         cells.extend(following)
     assert folding is None, f"{chapter}: a solution is not closed"
     assert not answers, f"{chapter}: answer cells whose work cell was not found"
-    if edition != "reader":
-        student = nbformat.v4.new_code_cell(STUDENT_ID_SOURCE)
-        student.metadata["tags"] = ["student-id"]
-        cells.insert(1 if cells and cells[0].cell_type == "markdown" else 0, student)
+    # The STUDENT_ID cell, which the book hides (the conversion drops it), under the title of every
+    # edition: the exercises with per-student numbers read it.
+    student = nbformat.v4.new_code_cell(student_id_source(original))
+    student.metadata["tags"] = ["student-id"]
+    cells.insert(1 if cells and cells[0].cell_type == "markdown" else 0, student)
     if edition != "reader":
         for cell in cells:
             if cell.cell_type == "code":
                 in_setup = in_setup or "exercise-setup" in tags(cell)
-                if not in_setup:
+                if not in_setup and "student-id" not in tags(cell):  # otter's own grading runs it
                     cell.metadata["tags"] = tags(cell) + ["otter_ignore"]
     for index, cell in enumerate(cells):
         cell.id = f"cell-{index:03d}"  # the same every time: a regenerated notebook differs only where its chapter does

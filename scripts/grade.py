@@ -286,7 +286,7 @@ del _mt_snapshot, _mt_functions
 # as text in this cell; scores only (no message leaves), and every check run against nothing too.
 GRADING_CELL = FUNCTIONS + r"""
 
-def _mt_grade(sources, keep_messages, out):
+def _mt_grade(sources, keep_messages, student_id, out):
     import os, sys
     # The student's own processes must be gone: they could change files under our feet. (Threads
     # cannot be told from Keras's and TensorFlow's own.)
@@ -299,6 +299,7 @@ def _mt_grade(sources, keep_messages, out):
     import json
     from otter.test_files import ExceptionTestFile
     env = dict(globals())
+    env["STUDENT_ID"] = student_id  # the id the notebook's cell holds (None if none), whatever the code did
     results = {}
     for label, source in sources.items():
         check = ExceptionTestFile.from_string(source, path=label + ".py")
@@ -314,14 +315,15 @@ def _mt_grade(sources, keep_messages, out):
         json.dump({"results": results, "functions": _mt_functions(), "processes": processes}, f)
 
 
-_mt_grade(__SOURCES__, __KEEP__, __OUT__)
+_mt_grade(__SOURCES__, __KEEP__, __ID__, __OUT__)
 """
 
 
 def _fill(template, **values):
-    for name, value in values.items():
-        template = template.replace(f"__{name}__", repr(value), 1)
-    return template
+    """The template with each ``__NAME__`` replaced by ``repr(values[NAME])``, in one pass (a value that
+    holds another placeholder's text, such as a student's id, stays as it is)."""
+    return re.sub(r"__([A-Z]+)__", lambda m: repr(values[m.group(1)]) if m.group(1) in values else m.group(0),
+                  template)
 
 
 def _tampering(snapshot, reply):
@@ -338,8 +340,11 @@ def _tampering(snapshot, reply):
     return ""
 
 
-def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True):
+def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True, student=None):
     """({label: result}, error): run the cells in a sandboxed kernel, then the checks, in two phases.
+
+    ``student``: the ``STUDENT_ID`` written in the notebook (None if none). The student's cells run
+    with it (with "" if None), and the checks draw the per-student numbers from it.
 
     Each result holds the test cases ``[name, hidden, points, passed, message]`` of the graded run,
     with the messages of the public run (nothing hidden was in the kernel then).
@@ -378,17 +383,18 @@ def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True):
             path = out()
             run_cell(client, nb, _fill(SNAPSHOT_CELL, OUT=str(path)))
             snapshot = read(path)  # read now, before any code of the student's has run
+            run_cell(client, nb, f"STUDENT_ID = {student or ''!r}")  # the cell under the title, not run
             for source in cells[1:]:
                 run_cell(client, nb, source)
             public = {label: mt.exercises.check_path(chapter, label).read_text() for label in labels}
             path = out()
-            run_cell(client, nb, _fill(GRADING_CELL, SOURCES=public, KEEP=True, OUT=str(path)), extra=60)
+            run_cell(client, nb, _fill(GRADING_CELL, SOURCES=public, KEEP=True, ID=student, OUT=str(path)), extra=60)
             first = read(path)
             # The hidden cases enter the kernel only now, as text, and no message comes back.
             merged = {label: mt.exercises.merged_source(chapter, label, hidden_file(chapter, label, hidden_dir))
                       for label in labels}
             path = out()
-            run_cell(client, nb, _fill(GRADING_CELL, SOURCES=merged, KEEP=False, OUT=str(path)), extra=60)
+            run_cell(client, nb, _fill(GRADING_CELL, SOURCES=merged, KEEP=False, ID=student, OUT=str(path)), extra=60)
             graded = read(path)
         why = _tampering(snapshot, first) or _tampering(snapshot, graded)
         if why:
@@ -428,7 +434,7 @@ def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
         record["error"] = f"not a readable notebook: {type(error).__name__}"
         record["student_id"] = path.stem
         return record
-    given = student_id(nb)
+    given = written_id = student_id(nb)
     if not given:
         record["flags"].append("no STUDENT_ID in the notebook: named after its file")
         given = path.stem
@@ -465,7 +471,7 @@ def grade_one(path, assignment, hidden_dir, timeout, sandboxed):
         record["error"] = "no exercises' set-up cell: is this the student edition?"
         return record
     results, error = run_submission([setup_source(chapter)] + cells, chapter, labels, hidden_dir, timeout,
-                                    sandboxed)
+                                    sandboxed, student=written_id or None)
     if error.startswith("the checks were tampered with"):
         record["flags"].append("TAMPERING")
     record["results"], record["error"] = results, error

@@ -25,6 +25,7 @@ def hidden_path(chapter, label):
 
 def public_and_merged(chapter, label, **env):
     """(public result, merged result): the student's check in Colab, and the instructor's grading."""
+    env.setdefault("STUDENT_ID", "")  # the book's numbers, for the exercises that have per-student ones
     public = mt.exercises.run_check(chapter, label, env)
     merged = mt.exercises.run_check(chapter, label, env, hidden=hidden_path(chapter, label))
     return public, merged

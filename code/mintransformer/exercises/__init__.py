@@ -10,6 +10,11 @@ exercise's label (``ex-attention-by-hand.py``). The same files serve the student
 
 ``grader`` needs otter-grader, the package's ``exercises`` extra:
 ``pip install "mintransformer[exercises]"``.
+
+Exercises whose answer is a number to work out give each student their own numbers, drawn from
+the notebook's ``STUDENT_ID`` (``per_student/``); with no id they are the book's:
+
+    numbers = mt.exercises.parameters("ex-attention-by-hand", STUDENT_ID)
 """
 
 import pathlib
@@ -50,6 +55,13 @@ def grader(chapter):
 
     tf.config.experimental.enable_tensor_float_32_execution(False)
     return otter.Notebook(tests_dir=tests_dir(chapter))
+
+
+def parameters(label, student_id=""):
+    """The numbers of exercise ``label`` for ``student_id`` (a dict): the book's when the id is ""."""
+    from mintransformer.exercises import per_student
+
+    return per_student.parameters(label, student_id)
 
 
 def check_path(chapter, label):

@@ -230,3 +230,27 @@ def library_softmaxes():
         loaded = sys.modules.get(module)
         found += [getattr(loaded, name, None) for name in names] if loaded is not None else []
     return [f for f in found if f is not None]
+
+
+def student_numbers(label, student_id, used=None):
+    """The numbers of exercise ``label`` for the notebook's ``STUDENT_ID`` (``student_id``).
+
+    A check takes ``STUDENT_ID`` as an argument (None when the notebook defines none: at grading,
+    a notebook with no id) and, as ``used``, the numbers the student's work cell printed: when
+    they were drawn for another id, the answers are for numbers that are not the student's.
+    """
+    from mintransformer.exercises import per_student
+
+    if student_id is None:
+        raise AssertionError(
+            "This notebook defines no STUDENT_ID, and the exercise's numbers are drawn from it: run the "
+            'cell under the title (STUDENT_ID = "your id", or "" for the book\'s numbers), then the work cell.')
+    try:
+        student_id = per_student.normalize_id(student_id)
+    except TypeError as error:
+        raise AssertionError(str(error)) from None
+    if isinstance(used, per_student.Parameters) and used.label == label and used.student_id != student_id:
+        raise AssertionError(
+            f"Your work cell printed the numbers of STUDENT_ID {used.student_id!r}, but the notebook's id is "
+            f"{student_id!r}: run the work cell again and answer with the numbers it prints.")
+    return per_student.parameters(label, student_id)

@@ -1,20 +1,24 @@
 """Exercise: the attention of two queries over two keys, computed by hand.
 
-The check confirms the format and catches known mistakes; the values themselves are hidden test
-cases (grading/hidden/), checked when the notebook is graded.
+The numbers are the student's own (mt.exercises.parameters, drawn from STUDENT_ID). The check
+confirms the format and catches known mistakes; the values themselves are hidden test cases
+(grading/hidden/), checked when the notebook is graded.
 """
 
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered, like, to_numpy
+from mintransformer.exercises.checking import answered, like, student_numbers, to_numpy
 
 OK_FORMAT = False
 name = "ex-attention-by-hand"
 points = 2
 
-VALUES = np.array([[4.0, 0.0], [0.0, 4.0]])  # the exercise's V: v_1 = (4, 0), v_2 = (0, 4)
-UNSCALED = np.array([[np.e**2 / (np.e**2 + 1), 1 / (np.e**2 + 1)], [0.5, 0.5]])
+
+def _matrices(STUDENT_ID, by_hand_numbers):
+    """The queries, keys and values (rows), as floats, of the student's numbers."""
+    n = student_numbers(name, STUDENT_ID, by_hand_numbers)
+    return tuple(np.array([n[f"{x}_1"], n[f"{x}_2"]], dtype="float64") for x in "qkv")
 
 
 def _two_by_two(value, name):
@@ -26,9 +30,12 @@ def _two_by_two(value, name):
 
 
 @test_case(points=1)
-def weights(weights_by_hand):
+def weights(weights_by_hand, STUDENT_ID, by_hand_numbers):
     w = _two_by_two(weights_by_hand, "weights_by_hand")
-    if like(w, UNSCALED, atol=1e-3):
+    queries, keys, _ = _matrices(STUDENT_ID, by_hand_numbers)
+    logits = queries @ keys.T
+    unscaled = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    if like(w, unscaled / unscaled.sum(axis=-1, keepdims=True), atol=1e-3):
         raise AssertionError(
             "These are the weights without the scale: divide the logits by sqrt(d_k) = 2 "
             "before the softmax."
@@ -41,12 +48,12 @@ def weights(weights_by_hand):
 
 
 @test_case(points=1)
-def outputs(outputs_by_hand, weights_by_hand):
+def outputs(outputs_by_hand, weights_by_hand, STUDENT_ID, by_hand_numbers):
     o = _two_by_two(outputs_by_hand, "outputs_by_hand")
     w = _two_by_two(weights_by_hand, "weights_by_hand")
-    weighted = w @ VALUES
-    if not like(o, weighted, atol=5e-3):
+    _, _, values = _matrices(STUDENT_ID, by_hand_numbers)
+    if not like(o, w @ values, atol=5e-3):
         raise AssertionError(
             "outputs_by_hand is not weights_by_hand times the values: output t is the weighted average "
-            "of the values, sum over s of weight[t, s] * v_s, with v_1 = (4, 0) and v_2 = (0, 4)."
+            "of the values, sum over s of weight[t, s] * v_s, with your v_1 and v_2."
         )
