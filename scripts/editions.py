@@ -312,11 +312,12 @@ def finish(converted, original, chapter, edition, url, pin=None):
         cells.extend(following)
     assert folding is None, f"{chapter}: a solution is not closed"
     assert not answers, f"{chapter}: answer cells whose work cell was not found"
-    # The STUDENT_ID cell, which the book hides (the conversion drops it), under the title of every
-    # edition: the exercises with per-student numbers read it.
+    # The STUDENT_ID cell, which the book hides (the conversion drops it), under the title and the
+    # install cell of every edition, as in the chapter: the exercises with per-student numbers read it.
     student = nbformat.v4.new_code_cell(student_id_source(original))
     student.metadata["tags"] = ["student-id"]
-    cells.insert(1 if cells and cells[0].cell_type == "markdown" else 0, student)
+    install = [i for i, c in enumerate(cells[:3]) if c.cell_type == "code" and "google.colab" in c.source]
+    cells.insert(install[0] + 1 if install else 1, student)
     if edition != "reader":
         for cell in cells:
             if cell.cell_type == "code":

@@ -271,3 +271,31 @@ def test_parts_graded_by_hand_have_one_answer_cell(path):
                             + re.escape(ANSWER_PLACEHOLDER), source, re.S), f"{label}: {source[:80]!r}"
         assert "as comments" not in text, f"{label}: answers go in the answer cell, not in comments"
         assert not re.search(r"(?im)^#.*graded by hand", "".join(group[work[-1]]["source"])), label
+
+
+PER_STUDENT_SENTENCE = ("These are the book's numbers: the work cell prints yours, drawn from your `STUDENT_ID` (the "
+                        "cell under the notebook's title; with no id, they are the book's).")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_per_student_numbers_are_announced_and_printed(path):
+    # mt.exercises.parameters: the chapter holds one STUDENT_ID cell under its title, hidden in the
+    # book and shown in every Colab edition (scripts/editions.py); each exercise with per-student
+    # numbers says so in its text, and its work cell draws and prints them.
+    import mintransformer as mt
+    from mintransformer.exercises import per_student
+
+    chapter = cells(path)
+    ids = [i for i, c in enumerate(chapter) if "student-id" in _tags(c)]
+    assert ids == [2] and "google.colab" in "".join(chapter[1]["source"]), (
+        f"{path.name}: the STUDENT_ID cell must be the one right under the title and the install cell")
+    cell = chapter[2]
+    assert cell["cell_type"] == "code" and _tags(cell) == ["student-id", "remove-cell"] and not cell["outputs"]
+    assert "".join(cell["source"]).rstrip().endswith('\nSTUDENT_ID = ""')
+    labels = set(mt.exercises.labels(path.stem)) if path.stem in mt.exercises.chapters() else set()
+    for label, text, group in exercises(path):
+        work = "".join("".join(c["source"]) for c in group if "exercise-work" in _tags(c))
+        drawn = f'mt.exercises.parameters("{label}", STUDENT_ID)' in work
+        assert drawn == (label in per_student.labels()), f"{label}: the work cell and per_student disagree"
+        assert drawn == (PER_STUDENT_SENTENCE in " ".join(text.split())), f"{label}: text and numbers disagree"
+        assert not drawn or label in labels, f"{label}: per-student numbers, but no check"

@@ -1,7 +1,7 @@
 """Hidden case of ex-attention-causal-independence: the positions themselves (the public check
 confirms the format).
 
-Merged after the public check (mt.exercises.merged_source): LENGTH, CHANGED_INPUTS and _positions are its.
+Merged after the public check (mt.exercises.merged_source): _sizes and _positions are its.
 """
 
 import numpy as np
@@ -11,7 +11,7 @@ import mintransformer as mt
 from mintransformer.exercises.checking import answered, to_numpy
 
 
-def _truth():
+def _truth(LENGTH, CHANGED_INPUTS):
     """The positions whose output is bit-for-bit unchanged, measured on a fresh random sequence."""
     rng = np.random.default_rng(1)
     x = rng.normal(size=(1, LENGTH, 4)).astype("float32")
@@ -24,9 +24,10 @@ def _truth():
 
 
 @test_case(points=1, hidden=True)
-def hidden_the_unchanged_positions(unchanged):
+def hidden_the_unchanged_positions(unchanged, STUDENT_ID, future_numbers):
     answered(unchanged, "unchanged")
-    got, truth = _positions(unchanged), _truth()  # noqa: F821 (_positions: the public check's)
+    LENGTH, CHANGED_INPUTS = _sizes(STUDENT_ID, future_numbers)  # noqa: F821 (the public check's)
+    got, truth = _positions(unchanged, LENGTH), _truth(LENGTH, CHANGED_INPUTS)  # noqa: F821
     if got == truth:
         return
     changed = [t for t in got if t not in truth]

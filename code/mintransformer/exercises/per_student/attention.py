@@ -21,3 +21,10 @@ def _(draw):
             break
     return {"q_1": q_1, "q_2": (0, 0, 0, 0), "k_1": k_1, "k_2": k_2,
             "v_1": (draw.choice((2, 3, 4, 5, 6, 8)), 0), "v_2": (0, draw.choice((2, 3, 4, 5, 6, 8)))}
+
+
+@exercise("ex-attention-causal-independence", book={"length": 6, "first_changed": 4})
+def _(draw):
+    # A sequence of 6 to 11 positions, changed from a position past the first on, to its end.
+    length = draw.integer(6, 11)
+    return {"length": length, "first_changed": draw.integer(1, length - 1)}

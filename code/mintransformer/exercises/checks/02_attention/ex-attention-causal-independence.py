@@ -1,24 +1,28 @@
 """Exercise: which outputs of masked self-attention stay exactly equal when the future changes.
 
-The check confirms the format; the positions themselves are a hidden test case (grading/hidden/),
-checked when the notebook is graded.
+The length and the first changed position are the student's own (mt.exercises.parameters, drawn
+from STUDENT_ID). The check confirms the format; the positions themselves are a hidden test case
+(grading/hidden/), checked when the notebook is graded.
 """
 
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered
+from mintransformer.exercises.checking import answered, student_numbers
 
 OK_FORMAT = False
 name = "ex-attention-causal-independence"
 points = 1
 
-LENGTH = 6
-CHANGED_INPUTS = (4, 5)  # the inputs the exercise changes
+
+def _sizes(STUDENT_ID, future_numbers):
+    """(the sequence's length, the inputs the exercise changes), of the student's numbers."""
+    n = student_numbers(name, STUDENT_ID, future_numbers)
+    return n["length"], tuple(range(n["first_changed"], n["length"]))
 
 
-def _positions(unchanged):
-    """The student's answer as a sorted list of ints (a list, tuple, set or array; or 6 booleans)."""
+def _positions(unchanged, LENGTH):
+    """The student's answer as a sorted list of ints (a list, tuple, set or array; or LENGTH booleans)."""
     try:
         values = np.asarray(sorted(unchanged) if isinstance(unchanged, (set, frozenset)) else unchanged)
         if values.dtype == bool and values.shape == (LENGTH,):
@@ -34,9 +38,10 @@ def _positions(unchanged):
 
 
 @test_case(points=1)
-def positions(unchanged):
+def positions(unchanged, STUDENT_ID, future_numbers):
     answered(unchanged, "unchanged")
-    got = _positions(unchanged)
+    LENGTH, CHANGED_INPUTS = _sizes(STUDENT_ID, future_numbers)
+    got = _positions(unchanged, LENGTH)
     if len(set(got)) != len(got) or any(not 0 <= t < LENGTH for t in got):
         raise AssertionError(
             f"`unchanged` is {got}: list each output position once, from 0 to {LENGTH - 1}."
