@@ -173,6 +173,9 @@ def test_reference_passes_for_every_id_and_copied_answers_fail(label):
     classmate_copies = sum(copied(IDS[0], student_id) for student_id in IDS[1:])
     assert book_copies <= 4, f"{label}: the book's answers pass for {book_copies} of {len(IDS)} ids"
     assert classmate_copies <= 4, f"{label}: a classmate's answers pass for {classmate_copies} of 19 ids"
+    # A notebook with no id (the grader passes None): the book's answers earn nothing, and it says why.
+    result = graded(dict(runs[""], STUDENT_ID=None))
+    assert result.score == 0 and "defines no STUDENT_ID" in result.summary(), result.summary()
     # The numbers of another id, printed by a work cell that was not run again: the check says so.
     stale = dict(runs[IDS[1]], STUDENT_ID=IDS[2])
     summary = mt.exercises.run_check(chapter, label, stale).summary()
