@@ -23,12 +23,14 @@ HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CH
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (ex-training-base-schedule has per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def graded(label, **env):
     """The check as the instructor grades it: public and hidden cases."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
@@ -46,7 +48,7 @@ class StubMetric(keras.metrics.Metric):
 
 
 BLANKS = {
-    "ex-training-base-schedule": dict(base_peak=..., base_half_step=..., base_rate_100k=...),
+    "ex-training-base-schedule": dict(base_peak=..., base_half_step=..., base_last_rate=...),
     "ex-training-schedule": dict(my_schedule=stub),
     "ex-training-floor": dict(smoothing_floor=stub, logit_gap=stub),
     "ex-training-masked-loss": dict(my_masked_loss=stub),
@@ -75,13 +77,13 @@ def test_blank_answers_fail_and_say_so(label):
 
 # ex-training-base-schedule ----------------------------------------------------------------------
 
-RIGHT_BASE = dict(base_peak=(512 * 4000) ** -0.5, base_half_step=16_000, base_rate_100k=(512 * 100_000) ** -0.5)
+RIGHT_BASE = dict(base_peak=(512 * 4000) ** -0.5, base_half_step=16_000, base_last_rate=(512 * 100_000) ** -0.5)
 
 
 def test_base_schedule_accepts_three_significant_digits():
     for run in (check, graded):
         passed, text = run("ex-training-base-schedule", base_peak=6.99e-4, base_half_step=16000,
-                           base_rate_100k=1.40e-4)
+                           base_last_rate=1.40e-4)
         assert passed, text
 
 
@@ -92,8 +94,8 @@ def test_base_schedule_accepts_three_significant_digits():
     ("base_half_step", 2000, "on its way UP"),
     ("base_half_step", 12_000, "too early"),
     ("base_half_step", 30_000, "too late"),
-    ("base_rate_100k", 100_000**-0.5, "is the min term alone"),
-    ("base_rate_100k", 512**-0.5 * 100_000 * 4000**-1.5, "uses the warm-up term"),
+    ("base_last_rate", 100_000**-0.5, "is the min term alone"),
+    ("base_last_rate", 512**-0.5 * 100_000 * 4000**-1.5, "uses the warm-up term"),
 ])
 def test_base_schedule_names_the_mistakes(name, value, message):
     passed, text = graded("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
@@ -106,14 +108,38 @@ def test_base_schedule_names_the_mistakes(name, value, message):
 @pytest.mark.parametrize("name,value,side", [
     ("base_peak", 7.5e-4, "too large"),
     ("base_peak", 6.0e-4, "too small"),
-    ("base_rate_100k", 2.0e-4, "too large"),
-    ("base_rate_100k", 1.2e-4, "too small"),
+    ("base_last_rate", 2.0e-4, "too large"),
+    ("base_last_rate", 1.2e-4, "too small"),
 ])
 def test_base_schedule_never_prints_the_answer(name, value, side):
     passed, text = graded("ex-training-base-schedule", **{**RIGHT_BASE, name: value})
     assert not passed and side in text, text
     for answer in (RIGHT_BASE[name], 6.988e-4, 1.398e-4):
         assert f"{answer:.4g}" not in text and f"{answer:.3g}" not in text, text
+
+
+def test_base_schedule_for_a_drawn_id():
+    # A student's own numbers: the right answers for them pass, the book's fail, and a known mistake
+    # is named with the student's warm-up.
+    numbers = mt.exercises.parameters("ex-training-base-schedule", "s001")
+    d_model, warmup, train_steps = numbers["d_model"], numbers["warmup_steps"], numbers["train_steps"]
+    assert (d_model, warmup, train_steps) != (512, 4000, 100_000)
+    right = dict(base_peak=(d_model * warmup) ** -0.5, base_half_step=4 * warmup,
+                 base_last_rate=(d_model * train_steps) ** -0.5)
+    env = dict(STUDENT_ID="s001", base_schedule_numbers=numbers)
+    passed, text = graded("ex-training-base-schedule", **env, **right)
+    assert passed, text
+    passed, text = graded("ex-training-base-schedule", **env, **RIGHT_BASE)
+    assert not passed and ("too large" in text or "too small" in text or "too early" in text
+                           or "too late" in text), text
+    passed, text = graded("ex-training-base-schedule", **env, **{**right, "base_half_step": 2 * warmup})
+    assert not passed and "falls as step^-0.5, not as 1 / step" in text, text
+    passed, text = check("ex-training-base-schedule", **env, **{**right, "base_half_step": warmup // 2})
+    assert not passed and f"At step {warmup / 2:g} the rate passes half the peak on its way UP" in text, text
+    passed, text = check("ex-training-base-schedule", **env,
+                         **{**right, "base_last_rate": d_model**-0.5 * train_steps * warmup**-1.5})
+    assert not passed and "uses the warm-up term" in text, text
+    assert_hides(text, right["base_last_rate"])
 
 
 # ex-training-schedule ---------------------------------------------------------------------------
@@ -743,7 +769,7 @@ _PUBLIC_FIELDS = {("1998-03-03", "1998-03-03"): None, ("2042-09-25", "2024-09-25
 
 
 @pytest.mark.parametrize("label,env", [
-    ("ex-training-base-schedule", dict(base_peak=6.0e-4, base_half_step=12_000, base_rate_100k=2.0e-4)),  # the form
+    ("ex-training-base-schedule", dict(base_peak=6.0e-4, base_half_step=12_000, base_last_rate=2.0e-4)),  # the form
     ("ex-training-schedule", {"my_schedule": _tuned_schedule}),
     ("ex-training-floor", {"smoothing_floor": floor(lambda V, e: 1 - e + e / V, lambda V, e: e / V),
                            "logit_gap": lambda V, e: right_gap(V, e) if (V, e) in _PUBLIC_FLOOR_CASES else 1.0}),

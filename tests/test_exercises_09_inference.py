@@ -20,12 +20,14 @@ CHAPTER = "09_inference"
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (two exercises have per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def check_merged(label, **env):
     """The check with its hidden cases, as the instructor grades."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
@@ -154,6 +156,26 @@ def test_length_penalty_says_the_same_whichever_winner_is_wrong():
     assert_same_message(texts)
 
 
+def test_length_penalty_for_a_drawn_id():
+    # A student's own hypotheses: the winners are the same as the book's (the exercise's point), the tie is
+    # not; the book's tie fails, and the tie of |Y|^alpha is named with the student's numbers.
+    numbers = mt.exercises.parameters("ex-inference-length-penalty", "s001")
+    la, pa, lb, pb = (numbers[key] for key in ("length_a", "log_p_a", "length_b", "log_p_b"))
+    assert (la, pa, lb, pb) != (5, -2.0, 9, -2.6)
+    tie = np.log(pb / pa) / np.log((5 + lb) / (5 + la))
+    right = dict(my_length_penalty=lambda n, a: ((5.0 + np.asarray(n, float)) / 6.0) ** a,
+                 winners={0.0: "A", 0.6: "A", 1.0: "B"}, tie_alpha=tie, STUDENT_ID="s001",
+                 length_penalty_numbers=numbers)
+    assert check_merged("ex-inference-length-penalty", **right)[0]
+    passed, text = check_merged("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.3) / np.log(1.4)))
+    assert not passed and "tie_alpha is not the alpha for which s(A) = s(B)" in text, text
+    assert_hides(text, tie)
+    passed, text = check("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(pb / pa) / np.log(lb / la)))
+    assert not passed and "lp = |Y|^alpha" in text, text
+    passed, text = check_merged("ex-inference-length-penalty", **dict(right, tie_alpha=1 / tie))
+    assert not passed and "You inverted one of the two ratios" in text, text
+
+
 @pytest.mark.parametrize("wrong", [
     mt.length_penalty,
     lambda length, alpha: mt.length_penalty(length, alpha),
@@ -161,7 +183,8 @@ def test_length_penalty_says_the_same_whichever_winner_is_wrong():
 ])
 def test_length_penalty_refuses_the_packages(wrong):
     result = mt.exercises.run_check(CHAPTER, "ex-inference-length-penalty", {
-        "my_length_penalty": wrong, "winners": {0.0: "A", 0.6: "A", 1.0: "B"}, "tie_alpha": np.log(1.3) / np.log(1.4)})
+        "my_length_penalty": wrong, "winners": {0.0: "A", 0.6: "A", 1.0: "B"}, "tie_alpha": np.log(1.3) / np.log(1.4),
+        "STUDENT_ID": ""})
     text = result.summary()
     assert result.score == 2 and "calls mt.length_penalty" in text, text  # the penalty fails, the rest passes
     assert float(mt.length_penalty(1, 0.6)) == 1.0  # restored
@@ -192,6 +215,24 @@ def test_cache_memory_rejects_the_wrong_megabytes(megabytes, message):
     assert "half" not in text and "numbers * 4" not in text, text
     passed, text = check("ex-inference-cache-memory", cache_numbers=right, base_cache_megabytes=157.3)
     assert passed, text
+
+
+def test_cache_memory_for_a_drawn_id():
+    # A student's own batch and lengths: the right megabytes for them pass, the book's 157.2864 fail.
+    numbers = mt.exercises.parameters("ex-inference-cache-memory", "s001")
+    args = (6, numbers["batch"], numbers["target_length"], numbers["source_length"], 512)
+    assert args != (6, 32, 100, 100, 512)
+    right = lambda n, b, t, s, d: 2 * n * b * (t + s) * d  # noqa: E731
+    env = dict(cache_numbers=right, STUDENT_ID="s001", cache_memory_numbers=numbers)
+    megabytes = right(*args) * 4 / 1e6
+    assert check_merged("ex-inference-cache-memory", base_cache_megabytes=megabytes, **env)[0]
+    passed, text = check("ex-inference-cache-memory", base_cache_megabytes=157.2864, **env)
+    assert not passed and f"against your cache_numbers{args}" in text, text
+    passed, text = check_merged("ex-inference-cache-memory", base_cache_megabytes=157.2864, **env)
+    assert not passed and "base_cache_megabytes is 157.286: that is too" in text, text
+    passed, text = check("ex-inference-cache-memory", base_cache_megabytes=right(*args) * 4 / 2**20, **env)
+    assert not passed and "That is in MiB" in text, text
+    assert_hides(text, megabytes, right(*args))
 
 
 # The wrong position.

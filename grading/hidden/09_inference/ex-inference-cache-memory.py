@@ -1,7 +1,8 @@
 """Hidden cases of ex-inference-cache-memory: the formula at the base model's size and others, and the base
 model's megabytes, which the public check no longer holds.
 
-Merged after the public check (mt.exercises.merged_source), so its helpers (_named, UNITS) are in scope.
+Merged after the public check (mt.exercises.merged_source), so its helpers (_named, _base_model, UNITS)
+are in scope. The base model's batch and lengths are the student's own (drawn from STUDENT_ID).
 """
 
 from otter.test_files import test_case
@@ -15,8 +16,9 @@ def _floats(num_layers, batch, target_length, source_length, d_model):
 
 
 @test_case(points=1, hidden=True)
-def hidden_the_formula_at_other_sizes(cache_numbers):
-    for args in [(6, 32, 100, 100, 512), (4, 5, 1, 9, 24), (12, 2, 40, 60, 1024)]:
+def hidden_the_formula_at_other_sizes(cache_numbers, STUDENT_ID, cache_memory_numbers):
+    base = _base_model(STUDENT_ID, cache_memory_numbers)  # noqa: F821 (the public check's)
+    for args in [base, (4, 5, 1, 9, 24), (12, 2, 40, 60, 1024)]:
         got = float(to_numpy(call(cache_numbers, "cache_numbers", *args), f"cache_numbers{args}"))
         expected = _floats(*args)
         mistake = _named(got, args, expected)  # noqa: F821 (the public check's)
@@ -28,10 +30,10 @@ def hidden_the_formula_at_other_sizes(cache_numbers):
 
 
 @test_case(points=1, hidden=True)
-def hidden_the_base_models_megabytes(base_cache_megabytes):
+def hidden_the_base_models_megabytes(base_cache_megabytes, STUDENT_ID, cache_memory_numbers):
     answered(base_cache_megabytes, "base_cache_megabytes")
     got = float(to_numpy(base_cache_megabytes, "base_cache_megabytes").reshape(-1)[0])
-    numbers = _floats(6, 32, 100, 100, 512)
+    numbers = _floats(*_base_model(STUDENT_ID, cache_memory_numbers))  # noqa: F821
     for factor, message in UNITS.values():  # noqa: F821
         if abs(got - numbers * factor) < 0.5:
             raise AssertionError(f"base_cache_megabytes: {message}")

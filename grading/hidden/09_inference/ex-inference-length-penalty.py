@@ -1,14 +1,15 @@
 """Hidden cases of ex-inference-length-penalty: the penalty on other lengths and alphas, and the winners and
 the tie, which the public check no longer holds.
 
-Merged after the public check (mt.exercises.merged_source), so its helpers (_penalty) are in scope.
+Merged after the public check (mt.exercises.merged_source), so its helpers (_penalty, name) are in scope.
+The two hypotheses are the student's own (mt.exercises.parameters, drawn from STUDENT_ID).
 """
 
 import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import to_numpy
+from mintransformer.exercises.checking import student_numbers, to_numpy
 
 
 @test_case(points=1, hidden=True)
@@ -22,8 +23,10 @@ def _score(log_p, length, alpha):
 
 
 @test_case(points=1, hidden=True)
-def hidden_the_winners(winners):
-    right = {alpha: "A" if _score(-2.0, 5, alpha) > _score(-2.6, 9, alpha) else "B" for alpha in (0.0, 0.6, 1.0)}
+def hidden_the_winners(winners, STUDENT_ID, length_penalty_numbers):
+    n = student_numbers(name, STUDENT_ID, length_penalty_numbers)  # noqa: F821 (the public check's name)
+    right = {alpha: "A" if _score(n["log_p_a"], n["length_a"], alpha) > _score(n["log_p_b"], n["length_b"], alpha)
+             else "B" for alpha in (0.0, 0.6, 1.0)}
     try:
         given = {alpha: str(winners[alpha]).strip().upper() for alpha in right}
     except (TypeError, KeyError, IndexError):
@@ -37,8 +40,10 @@ def hidden_the_winners(winners):
 
 
 @test_case(points=1, hidden=True)
-def hidden_the_tie(tie_alpha):
-    tie = np.log(2.6 / 2.0) / np.log((5 + 9) / (5 + 5))  # s(A) = s(B): 2.0 (14 / 10)^alpha = 2.6
+def hidden_the_tie(tie_alpha, STUDENT_ID, length_penalty_numbers):
+    n = student_numbers(name, STUDENT_ID, length_penalty_numbers)  # noqa: F821
+    # s(A) = s(B): log P(A) ((5 + |B|) / (5 + |A|))^alpha = log P(B)
+    tie = np.log(n["log_p_b"] / n["log_p_a"]) / np.log((5 + n["length_b"]) / (5 + n["length_a"]))
     try:
         got = float(to_numpy(tie_alpha, "tie_alpha").reshape(-1)[0])
     except (AssertionError, IndexError):

@@ -1,11 +1,15 @@
-"""Exercise: the memory of the key/value cache, as a formula and in megabytes."""
+"""Exercise: the memory of the key/value cache, as a formula and in megabytes.
+
+The base model's batch and lengths are the student's own (mt.exercises.parameters, drawn from
+STUDENT_ID); its megabytes are checked by the hidden cases, when the notebook is graded.
+"""
 
 import keras
 import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, to_numpy
+from mintransformer.exercises.checking import answered, call, close, student_numbers, to_numpy
 
 OK_FORMAT = False
 name = "ex-inference-cache-memory"
@@ -74,6 +78,12 @@ def a_real_cache(cache_numbers):
           atol=0.5, hint="Count the keys, values, cross_keys and cross_values of every layer's cache.")
 
 
+def _base_model(STUDENT_ID, cache_memory_numbers):
+    """The arguments of cache_numbers for the base model (6 layers, d_model = 512) and the student's numbers."""
+    n = student_numbers(name, STUDENT_ID, cache_memory_numbers)
+    return (6, n["batch"], n["target_length"], n["source_length"], 512)
+
+
 # Megabytes from a number of floats, with the known mistakes: {what it computes: message}.
 UNITS = {
     "MiB": (4 / 2**20, "That is in MiB (2^20 bytes); give megabytes, 10^6 bytes."),
@@ -84,8 +94,9 @@ UNITS = {
 
 
 @test_case(points=1)
-def the_base_model(base_cache_megabytes, cache_numbers):
+def the_base_model(base_cache_megabytes, cache_numbers, STUDENT_ID, cache_memory_numbers):
     # Checked against your own cache_numbers only: the value is checked when your notebook is graded.
+    args = _base_model(STUDENT_ID, cache_memory_numbers)
     answered(base_cache_megabytes, "base_cache_megabytes")
     got = to_numpy(base_cache_megabytes, "base_cache_megabytes").reshape(-1)
     if got.size != 1:
@@ -94,12 +105,12 @@ def the_base_model(base_cache_megabytes, cache_numbers):
     if not np.isfinite(got) or got <= 0:
         raise AssertionError(f"base_cache_megabytes = {got:.4g}: a cache takes a positive number of megabytes.")
     try:
-        numbers = float(cache_numbers(6, 32, 100, 100, 512))
+        numbers = float(cache_numbers(*args))
     except Exception:  # no cache_numbers yet, or one that does not run: its own cases say why
         return
     for factor, message in UNITS.values():
         if abs(got - numbers * factor) < 0.5 and abs(numbers * factor - numbers * 4 / 1e6) >= 0.5:
             raise AssertionError(f"base_cache_megabytes = {got:.4g}, from your cache_numbers. {message}")
     mine = numbers * 4 / 1e6  # (otter shows the failing line, the close() below)
-    close(got, mine, "base_cache_megabytes, against your cache_numbers(6, 32, 100, 100, 512)", atol=0.5,
-          hint="cache_numbers(6, 32, 100, 100, 512) floats of 4 bytes each, in MB (10^6 bytes).")
+    close(got, mine, f"base_cache_megabytes, against your cache_numbers{args}", atol=0.5,
+          hint=f"cache_numbers{args} floats of 4 bytes each, in MB (10^6 bytes).")

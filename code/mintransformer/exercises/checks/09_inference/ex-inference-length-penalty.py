@@ -1,10 +1,15 @@
-"""Exercise: the length penalty of Wu et al. (2016), and which of two hypotheses it prefers."""
+"""Exercise: the length penalty of Wu et al. (2016), and which of two hypotheses it prefers.
+
+The two hypotheses (length_a, log_p_a, length_b, log_p_b) are the student's own
+(mt.exercises.parameters, drawn from STUDENT_ID); the winners and the tie are checked by the hidden
+cases, when the notebook is graded.
+"""
 
 import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close, like, refusing, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, refusing, student_numbers, to_numpy
 
 OK_FORMAT = False
 name = "ex-inference-length-penalty"
@@ -12,10 +17,16 @@ points = 3
 
 LENGTHS = np.array([1, 2, 5, 11, 50])
 ALPHAS = (0.0, 0.6, 1.0, 2.0)
-# The known mistake of a tie for the penalty |Y|^alpha, which the exercise does not ask for.
-POWER_TIE = 0.44636
 RULE = ("`my_length_penalty` calls mt.length_penalty: write the penalty from the equation yourself, as the "
         "exercise asks.")
+
+
+
+
+def _power_tie(STUDENT_ID, length_penalty_numbers):
+    """The known mistake of a tie for the penalty |Y|^alpha, which the exercise does not ask for."""
+    n = student_numbers(name, STUDENT_ID, length_penalty_numbers)
+    return np.log(n["log_p_b"] / n["log_p_a"]) / np.log(n["length_b"] / n["length_a"])
 
 
 def _penalty(my_length_penalty, lengths, alphas):
@@ -57,13 +68,13 @@ def the_winners(winners):
 
 
 @test_case(points=1)
-def the_tie(tie_alpha):
+def the_tie(tie_alpha, STUDENT_ID, length_penalty_numbers):
     # The form and a known mistake here: the value is checked when your notebook is graded.
     answered(tie_alpha, "tie_alpha")
     got = to_numpy(tie_alpha, "tie_alpha").reshape(-1)
     if got.size != 1:
         raise AssertionError("`tie_alpha` must be one number.")
-    if abs(got[0] - POWER_TIE) < 1e-3:
+    if abs(got[0] - _power_tie(STUDENT_ID, length_penalty_numbers)) < 1e-3:
         raise AssertionError("That is the tie for lp = |Y|^alpha: Wu et al.'s penalty adds 5 to each length "
                              "(and divides by (5 + 1)^alpha).")
     if not np.isfinite(got[0]) or got[0] <= 0:
