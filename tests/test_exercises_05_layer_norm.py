@@ -20,12 +20,14 @@ HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CH
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (ex-layernorm-epsilon has per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def graded(label, **env):
     """The check as the instructor grades it: public and hidden cases."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
@@ -258,7 +260,7 @@ def test_epsilon_rejects_the_estimates(small, keras_eps, message):
 
 def test_epsilon_names_the_rounded_estimate_for_keras_eps():
     result = mt.exercises.run_check(CHAPTER, "ex-layernorm-epsilon",
-                                    {"sigma_small_eps": 0.00700, "sigma_keras_eps": 0.224})
+                                    {"sigma_small_eps": 0.00700, "sigma_keras_eps": 0.224, "STUDENT_ID": ""})
     assert [r.passed for r in result.test_case_results] == [True, False]
     assert "`sigma_keras_eps` = 0.224 is the first-order estimate" in result.summary()
 
@@ -501,6 +503,29 @@ def test_epsilon_messages_give_no_threshold(small, keras_eps):
     assert not passed, text
     assert_hides(text, SIGMA_SMALL_EPS, SIGMA_KERAS_EPS, 0.0070, 0.178, 0.00700)
     assert "% " not in text and "%." not in text, text  # not how far off, either
+
+
+def test_epsilon_uses_the_students_ratio():
+    # A drawn id has its own ratio (the epsilons stay 1e-6 and 1e-3): the book's thresholds fail, the
+    # student's first-order estimate is named, and the student's thresholds pass.
+    numbers = mt.exercises.parameters("ex-layernorm-epsilon", "s001")
+    ratio = numbers["ratio"]
+    assert ratio != 1.01 and (numbers["eps_small"], numbers["eps_keras"]) == (1e-6, 1e-3)
+    env = dict(STUDENT_ID="s001", epsilon_numbers=numbers)
+    passed, text = graded("ex-layernorm-epsilon", sigma_small_eps=SIGMA_SMALL_EPS, sigma_keras_eps=SIGMA_KERAS_EPS,
+                          **env)
+    assert not passed and (f"exceeds {ratio:g}" in text or f"exceed {ratio:g}" in text), text
+    first_order = float(f"{np.sqrt(1e-3 / (2 * (ratio - 1))):.3g}")
+    passed, text = check("ex-layernorm-epsilon", sigma_small_eps=SIGMA_SMALL_EPS, sigma_keras_eps=first_order, **env)
+    assert not passed and "first-order estimate" in text and "sigma_keras_eps" in text, text
+    sigma = np.logspace(-6, 1, 200_001)
+    right = [float(f"{sigma[np.sqrt(sigma**2 + eps) / (sigma + eps) > ratio].max():.3g}") for eps in (1e-6, 1e-3)]
+    passed, text = graded("ex-layernorm-epsilon", sigma_small_eps=right[0], sigma_keras_eps=right[1], **env)
+    assert passed, text
+    # The numbers of another id, printed by a work cell that was not run again.
+    passed, text = check("ex-layernorm-epsilon", sigma_small_eps=right[0], sigma_keras_eps=right[1],
+                         STUDENT_ID="s002", epsilon_numbers=numbers)
+    assert not passed and "run the work cell again" in text, text
 
 
 @pytest.mark.parametrize("rows", [

@@ -20,12 +20,14 @@ HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CH
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (ex-layers-which-positions has per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def graded(label, **env):
     """The check as the instructor grades it: public and hidden cases."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
@@ -319,6 +321,42 @@ def test_which_positions_rejects_the_wrong_predictions(name, value, message):
         assert answer not in text, text
     passed, _ = graded("ex-layers-which-positions", **RIGHT_POSITIONS)
     assert passed
+
+
+def _drawn_positions():
+    """An id whose sentences differ from the book's, its numbers, and its right answers."""
+    for number in range(100):
+        student_id = f"s{number:03d}"
+        n = mt.exercises.parameters("ex-layers-which-positions", student_id)
+        real = sum(1 for token in n["target"] if token)
+        if 1 < n["t"] < real - 1 and len(n["target"]) != 5 and len(n["source"]) != 6:
+            right = dict(changed_decoder_masked=list(range(n["t"], len(n["target"]))),
+                         changed_decoder_unmasked=list(range(len(n["target"]))),
+                         changed_encoder=list(range(len(n["source"]))))
+            return student_id, n, right
+    raise AssertionError("no id of s000-s099 has a t inside its target and other lengths than the book's")
+
+
+def test_which_positions_follows_the_students_sentences():
+    student_id, n, right = _drawn_positions()
+    env = dict(STUDENT_ID=student_id, positions_numbers=n)
+    passed, text = graded("ex-layers-which-positions", **right, **env)
+    assert passed, text
+    passed, text = graded("ex-layers-which-positions", **RIGHT_POSITIONS, **env)  # the book's answers
+    assert not passed, text
+    t, real = n["t"], sum(1 for token in n["target"] if token)
+    for name, value, message in [
+            ("changed_decoder_masked", list(range(t, real)), "not padding queries"),
+            ("changed_decoder_masked", list(range(t - 1, len(n["target"]))), f"can output {t - 1} read position {t}"),
+            ("changed_decoder_masked", [t], "attention mixes positions"),
+            ("changed_decoder_unmasked", [0], f"leaves out position {t}"),
+            ("changed_encoder", list(range(n["s"], len(n["source"]))), "no look-ahead mask"),
+            ("changed_encoder", [0, len(n["source"])], f"positions run from 0 to {len(n['source']) - 1}")]:
+        passed, text = check("ex-layers-which-positions", **dict(right, **{name: value}), **env)
+        assert not passed and message in text, text
+    # The numbers of another id, printed by a work cell that was not run again.
+    passed, text = check("ex-layers-which-positions", **right, STUDENT_ID="s999", positions_numbers=n)
+    assert not passed and "run the work cell again" in text, text
 
 
 # ex-layers-fix-missing-masks

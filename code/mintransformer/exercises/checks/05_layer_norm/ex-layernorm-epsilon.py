@@ -1,8 +1,10 @@
-"""Exercise: below which spread sigma the two places of epsilon differ by more than 1%.
+"""Exercise: below which spread sigma the two places of epsilon differ by more than the ratio's percent.
 
-The public cases check the form of the answers and name the known mistakes that show without the
-thresholds (the first-order estimate, eps left out of sigma + eps, a sigma where r does not exceed
-1.01); the thresholds themselves are compared by the hidden cases, when the notebook is graded.
+The numbers are the student's own (mt.exercises.parameters, drawn from STUDENT_ID): the ratio that
+r(sigma) must exceed (1.01 in the book), and the two epsilons. The public cases check the form of
+the answers and name the known mistakes that show without the thresholds (the first-order estimate,
+eps left out of sigma + eps, a sigma where r does not exceed the ratio); the thresholds themselves
+are compared by the hidden cases, when the notebook is graded.
 """
 
 import numbers
@@ -10,7 +12,7 @@ import numbers
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered
+from mintransformer.exercises.checking import answered, student_numbers
 
 OK_FORMAT = False
 name = "ex-layernorm-epsilon"
@@ -37,33 +39,35 @@ def _number(value, name):
     return value
 
 
-def _known_mistakes(value, name, eps):
-    """The mistakes that show without the threshold: each is a formula other than r(sigma) = 1.01."""
-    if _same(value, np.sqrt(50 * eps), rtol=1e-3):
+def _known_mistakes(value, name, eps, ratio):
+    """The mistakes that show without the threshold: each is a formula other than r(sigma) = ratio."""
+    if _same(value, np.sqrt(eps / (2 * (ratio - 1))), rtol=1e-3):
         raise AssertionError(
-            f"`{name}` = {value:.4g} is the first-order estimate sigma = sqrt(50 eps). Now compute r(sigma) "
-            "itself (on a fine grid of sigma, or by solving r = 1.01): the + eps in sigma + eps moves the "
-            "answer."
+            f"`{name}` = {value:.4g} is the first-order estimate sigma = sqrt(eps / (2 (ratio - 1))). Now "
+            f"compute r(sigma) itself (on a fine grid of sigma, or by solving r = {ratio:g}): the + eps in "
+            "sigma + eps moves the answer."
         )
-    if _same(value, np.sqrt(eps / (1.01**2 - 1)), rtol=1e-3):
+    if _same(value, np.sqrt(eps / (ratio**2 - 1)), rtol=1e-3):
         raise AssertionError(
-            f"`{name}` = {value:.4g} solves sqrt(sigma^2 + eps) / sigma = 1.01: you left out the eps of "
+            f"`{name}` = {value:.4g} solves sqrt(sigma^2 + eps) / sigma = {ratio:g}: you left out the eps of "
             "the denominator sigma + eps."
         )
     lowest = value - 0.5 * 10.0 ** (np.floor(np.log10(value)) - 2)  # the least that rounds to it (3 digits)
-    if not _r(lowest, eps) > 1.01:  # past the threshold, even before rounding
+    if not _r(lowest, eps) > ratio:  # past the threshold, even before rounding
         raise AssertionError(
-            f"`{name}` = {value:.4g}: there r(sigma) = {_r(value, eps):.5f}, which does not exceed 1.01, so "
-            f"your sigma is too large for eps = {eps:g}. Use a finer grid of sigma near the threshold, or "
-            "solve r(sigma) = 1.01 (give the answer to 3 significant digits)."
+            f"`{name}` = {value:.4g}: there r(sigma) = {_r(value, eps):.5f}, which does not exceed {ratio:g}, "
+            f"so your sigma is too large for eps = {eps:g}. Use a finer grid of sigma near the threshold, or "
+            f"solve r(sigma) = {ratio:g} (give the answer to 3 significant digits)."
         )
 
 
 @test_case(points=1)
-def eps_of_this_book(sigma_small_eps):
-    _known_mistakes(_number(sigma_small_eps, "sigma_small_eps"), "sigma_small_eps", 1e-6)
+def eps_of_this_book(sigma_small_eps, STUDENT_ID, epsilon_numbers):
+    n = student_numbers(name, STUDENT_ID, epsilon_numbers)
+    _known_mistakes(_number(sigma_small_eps, "sigma_small_eps"), "sigma_small_eps", n["eps_small"], n["ratio"])
 
 
 @test_case(points=1)
-def eps_of_keras(sigma_keras_eps):
-    _known_mistakes(_number(sigma_keras_eps, "sigma_keras_eps"), "sigma_keras_eps", 1e-3)
+def eps_of_keras(sigma_keras_eps, STUDENT_ID, epsilon_numbers):
+    n = student_numbers(name, STUDENT_ID, epsilon_numbers)
+    _known_mistakes(_number(sigma_keras_eps, "sigma_keras_eps"), "sigma_keras_eps", n["eps_keras"], n["ratio"])
