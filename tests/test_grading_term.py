@@ -18,6 +18,7 @@ import uuid
 import zipfile
 
 import nbformat
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -126,6 +127,15 @@ sys.meta_path.insert(0, Finder())
 ATTACKS = {"s661": HARM, "s662": LEAK, "s663": PATCH_OTTER, "s664": PATCH_NUMPY, "s665": PATCH_IMPORTS}
 
 
+def by_hand_answers(student):
+    """ex-attention-by-hand's weights and outputs for this student's numbers, rounded as typed by hand."""
+    n = mt.exercises.parameters("ex-attention-by-hand", student)
+    q, k, v = (np.array([n[f"{x}_1"], n[f"{x}_2"]], dtype="float64") for x in "qkv")
+    e = np.exp(q @ k.T / np.sqrt(q.shape[-1]))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return np.round(weights, 4).tolist(), np.round(weights @ v, 4).tolist()
+
+
 def student_cells_of(nb):
     return [c for c in nb.cells if "exercise-work" in editions.tags(c)]
 
@@ -178,13 +188,25 @@ def term(tmp_path_factory):
             cell.metadata["tags"] = [t for t in editions.tags(cell) if t != "exercise-solution"]
             if "def my_attention" in cell.source:  # the scale forgotten
                 cell.source = cell.source.replace("q / np.sqrt(q.shape[-1])", "q")
-            if "weights_by_hand = np.array" in cell.source:  # without the scale, by hand
-                cell.source = cell.source.replace("[[0.7311, 0.2689]", "[[0.8808, 0.1192]")
+            if "weights_by_hand = np.exp(scaled)" in cell.source:  # without the scale
+                cell.source = cell.source.replace("scaled = Q @ K.T / np.sqrt(K.shape[-1])", "scaled = Q @ K.T")
             if "def my_layer_norm" in cell.source:  # eps outside the root
                 cell.source = cell.source.replace("ops.sqrt(var + eps)", "(ops.sqrt(var) + eps)")
         set_id(mistakes, STUDENTS["mistakes"])
         write_answers(mistakes, "I do not know.")
         nbformat.write(mistakes, submissions / f"{chapter} (3).ipynb")
+
+    # Two students type their by-hand answers in: one worked out their own numbers, one copied the
+    # correct student's answers.
+    for student, source in (("s006", "s006"), ("s004", STUDENTS["correct"])):
+        typed = nbformat.read(handout / "02_attention.ipynb", as_version=4)
+        set_id(typed, student)
+        weights, outputs = by_hand_answers(source)
+        work = student_cells_of(typed)[0]
+        assert "weights_by_hand = ..." in work.source
+        work.source = (work.source.replace("weights_by_hand = ...", f"weights_by_hand = np.array({weights})")
+                       .replace("outputs_by_hand = ...", f"outputs_by_hand = np.array({outputs})"))
+        nbformat.write(typed, submissions / f"02_attention-{student}.ipynb")
 
     for student, code in ATTACKS.items():
         attack = nbformat.read(handout / "02_attention.ipynb", as_version=4)
@@ -245,6 +267,20 @@ def test_grades_of_the_three_students(term):
     assert float(rows[("s003", "05_layer_norm")]["ex-layernorm-rmsnorm"]) == 3
 
 
+def test_each_student_has_numbers_of_their_own(term):
+    # ex-attention-by-hand draws each student's queries, keys and values from STUDENT_ID: the answers
+    # typed in for one's own numbers earn the points; the correct student's answers, copied, do not.
+    rows = term["rows"]
+    assert by_hand_answers("s004") != by_hand_answers(STUDENTS["correct"])
+    own, copied = rows[("s006", "02_attention")], rows[("s004", "02_attention")]
+    assert float(own["ex-attention-by-hand"]) == 2 and own["ex-attention-by-hand hidden"] == "2/2", own
+    assert copied["ex-attention-by-hand hidden"] == "0/2", copied
+    assert float(copied["ex-attention-by-hand"]) < 2
+    # The mistakes student (no scale) is told so: the public case computes from their numbers.
+    feedback = (term["out"] / "feedback" / "s003-02_attention.md").read_text()
+    assert "without the scale" in feedback, feedback
+
+
 def test_the_hidden_cases_count(term):
     # The mistakes student's layer norm (eps outside the root) fails hidden cases too.
     row = term["rows"][("s003", "05_layer_norm")]
@@ -266,7 +302,7 @@ def test_the_attacks_change_no_score_and_harm_nothing(term):
     # Nothing written outside its folder, nothing deleted, no process left behind.
     assert not list(ROOT.glob(f"pwned-{MARKER}")) and not pathlib.Path(f"/tmp/pwned-{MARKER}").exists()
     assert not list(term["submissions"].parent.rglob(f"pwned-{MARKER}"))
-    assert len(list(term["submissions"].glob("*.ipynb"))) == 6 + len(ATTACKS) + 2
+    assert len(list(term["submissions"].glob("*.ipynb"))) == 6 + 2 + len(ATTACKS) + 2
     assert (ROOT / "code/mintransformer/exercises/checks/02_attention/ex-attention-implement.py").is_file()
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert f"sleep {SLEEP}" not in ps
