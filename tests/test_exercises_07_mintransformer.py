@@ -20,12 +20,14 @@ HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CH
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (two exercises have per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def graded(label, **env):
     """The check as the instructor grades it: public and hidden cases."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
@@ -309,8 +311,8 @@ def test_untied_share_counts_are_the_packages():
 @pytest.mark.parametrize("untied,tied,message", [
     (0.5630, TIED, "that is the base model's share (D = 512)"),
     (UNTIED, 0.3003, "that is the base model's share (D = 512)"),
-    (0.72055, TIED, "you divided the base model's layers by 4"),
-    (UNTIED, 0.46190, "you divided the base model's layers by 4"),
+    (0.72055, TIED, "you scaled the base model's layers by (D / 512)^2 (and N / 6)"),
+    (UNTIED, 0.46190, "you scaled the base model's layers by (D / 512)^2 (and N / 6)"),
     (18_944_000 / (18_944_000 + 11_059_200), TIED, "the two embeddings only"),
     (28_416_000 / 39_475_200, TIED, "the output layer has a bias of V numbers too"),
     (1 - UNTIED, TIED, "that is the share of the layers"),
@@ -329,6 +331,31 @@ def test_untied_share_rejects_the_known_mistakes(untied, tied, message):
     assert_hides(text, UNTIED, TIED)
 
 
+def test_untied_share_follows_the_students_sizes():
+    student_id = next(f"s{i:03d}" for i in range(100)
+                      if mt.exercises.parameters("ex-model-untied-share", f"s{i:03d}")["D"] not in (256, 512))
+    n = mt.exercises.parameters("ex-model-untied-share", student_id)
+    model = mt.MinTransformer(n["N"], n["D"], n["h"], n["dff"], 10, 10, max_length=8, share_embeddings=True)
+    model((np.array([[5, 6, 7]]), np.array([[1, 5, 6]])))
+    layers, V, D = model.count_params() - 10 * n["D"], n["V"], n["D"]
+    untied, tied = (3 * V * D + V) / (layers + 3 * V * D + V), V * D / (layers + V * D)
+    env = dict(STUDENT_ID=student_id, share_numbers=n)
+    passed, text = graded("ex-model-untied-share", untied_share=untied, tied_share=tied, **env)
+    assert passed, text
+    passed, text = graded("ex-model-untied-share", untied_share=UNTIED, tied_share=TIED, **env)  # the book's
+    assert not passed, text
+    passed, text = graded("ex-model-untied-share", untied_share=untied, tied_share=V * D / (layers + 3 * V * D + V),
+                          **env)
+    assert not passed and "divide by the TIED model's total" in text, text
+    passed, text = graded("ex-model-untied-share", untied_share=3 * V * D / (layers + 3 * V * D), tied_share=tied,
+                          **env)
+    assert not passed and "the output layer has a bias of V numbers too" in text, text
+    assert_hides(text, untied, tied)
+    passed, text = check("ex-model-untied-share", untied_share=untied, tied_share=tied, STUDENT_ID="s999",
+                         share_numbers=n)
+    assert not passed and "run the work cell again" in text, text
+
+
 # ex-model-start-token: the mask and query 0's weights.
 
 ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
@@ -339,7 +366,7 @@ ZEROS_MASK = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 1, 1, 1]])
     (np.tile([0, 1, 1, 1], (4, 1)), np.zeros(4), "That is the padding mask alone"),
     (np.vstack([np.zeros(4), np.tril(np.ones((4, 4)))[1:]]), np.zeros(4), "You block row 0, query 0's row"),
     (np.ones((4, 4)), np.zeros(4), "your mask lets a query see a later key"),
-    (np.tril(np.ones((4, 4))) * [1, 1, 0, 1], np.zeros(4), "Which column does the padding mask block?"),  # hidden
+    (np.tril(np.ones((4, 4))) * [1, 1, 0, 1], np.zeros(4), "Which columns does the padding mask block?"),  # hidden
     (ZEROS_MASK, np.array([0.5, 0, 0, 0]), "query_0_weights"),  # hidden
     (ZEROS_MASK, np.array([0, 0.5, 0.5, 0]), "a key after position 0"),
     (ZEROS_MASK.T, np.zeros(4), "Row t is query t"),
@@ -358,6 +385,31 @@ def test_start_token_rejects_the_known_mistakes(mask, weights, message):
 def test_start_token_accepts_booleans():
     passed, text = graded("ex-model-start-token", start_mask_by_hand=ZEROS_MASK > 0, query_0_weights=[0, 0, 0, 0])
     assert passed, text
+
+
+def test_start_token_follows_the_students_target():
+    student_id = next(f"s{i:03d}" for i in range(100)
+                      if mt.exercises.parameters("ex-model-start-token", f"s{i:03d}")["target"][-1] == 0)
+    n = mt.exercises.parameters("ex-model-start-token", student_id)
+    target = np.array([n["target"]])
+    length = target.shape[1]
+    right = ops.convert_to_numpy(mt.decoder_self_mask(target))[0, 0]
+    env = dict(STUDENT_ID=student_id, start_numbers=n)
+    passed, text = graded("ex-model-start-token", start_mask_by_hand=right, query_0_weights=np.zeros(length), **env)
+    assert passed, text
+    passed, text = graded("ex-model-start-token", start_mask_by_hand=ZEROS_MASK, query_0_weights=np.zeros(4), **env)
+    assert not passed and f"give the ({length}, {length}) mask" in text, text  # the book's answers
+    start_only = np.tril(np.ones((length, length)))
+    start_only[:, 0] = 0
+    passed, text = check("ex-model-start-token", start_mask_by_hand=start_only, query_0_weights=np.zeros(length),
+                         **env)
+    assert not passed and "You block key 0 but not the pads at the end" in text, text
+    passed, text = check("ex-model-start-token", start_mask_by_hand=right, query_0_weights=np.full(length, 1 / length),
+                         **env)
+    assert not passed and "Uniform weights" in text, text
+    passed, text = check("ex-model-start-token", start_mask_by_hand=right, query_0_weights=np.zeros(length),
+                         STUDENT_ID="s999", start_numbers=n)
+    assert not passed and "run the work cell again" in text, text
 
 
 # ex-model-fix-masks: the MinTransformer course chapter's forward pass with every mask None.
