@@ -18,12 +18,14 @@ CHAPTER = "01_mathematics"
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (ex-mathematics-shift has per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def graded(label, **env):
     """The check as the instructor grades it: public and hidden cases (grading/hidden/)."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
@@ -256,6 +258,33 @@ def test_shift_wants_booleans_in_a_dict():
     passed, text = check("ex-mathematics-shift", **with_("ex-mathematics-shift", bias_changes_weights=[True]))
     assert not passed and "must be a dict" in text, text
 
+
+
+def _shift_id(test):
+    """The first drawn id whose z passes ``test`` (z of s000, s001, ...), and that z as an array."""
+    for i in range(100):
+        z = np.array(mt.exercises.parameters("ex-mathematics-shift", f"s{i:03d}")["z"], dtype="float64")
+        if test(z):
+            return f"s{i:03d}", z
+    raise AssertionError("no id draws such a z")
+
+
+def test_shift_checks_each_students_own_logits():
+    student_id, z = _shift_id(lambda z: z[0] > z[1] and z[0] - z[1] != 1)  # the larger logit first
+    numbers = mt.exercises.parameters("ex-mathematics-shift", student_id)
+    own = dict(RIGHT["ex-mathematics-shift"], softmax_z=stable_softmax(z), softmax_2z=stable_softmax(2 * z),
+               STUDENT_ID=student_id, shift_numbers=numbers)
+    passed, text = graded("ex-mathematics-shift", **own)
+    assert passed, text
+    # The book's softmaxes, for z = (0, 1): the hidden case says whose they are, and not the student's values.
+    passed, text = graded("ex-mathematics-shift", **dict(own, softmax_z=RIGHT["ex-mathematics-shift"]["softmax_z"]))
+    assert not passed and "computed from the book's z = (0, 1)" in text, text
+    assert_hides(text, stable_softmax(z), stable_softmax(2 * z))
+    # The public check's messages name the student's logits: 2z, and the entry of the larger logit (the first).
+    passed, text = check("ex-mathematics-shift", **dict(own, softmax_2z=stable_softmax(z)))
+    assert not passed and "2z = (%g, %g)" % tuple(2 * z) in text, text
+    passed, text = check("ex-mathematics-shift", **dict(own, softmax_2z=stable_softmax(z)[::-1]))
+    assert not passed and "the larger logit (entry 0 of z = (%g, %g))" % tuple(z) in text, text
 
 # ---------------------------------------------------------------- temperature
 def test_temperature_rejects_one_hot_on_a_tie():

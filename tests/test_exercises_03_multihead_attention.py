@@ -17,12 +17,14 @@ CHAPTER = "03_multihead_attention"
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (ex-multihead-params has per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def graded(label, **env):
     """The check as the instructor grades it: public and hidden cases (grading/hidden/)."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
@@ -338,6 +340,33 @@ def test_params_accepts_the_counts():
     passed, text = graded("ex-multihead-params", **RIGHT_COUNTS)
     assert passed, text
 
+
+
+def _keras_count(num_heads, key_dim, d_model):
+    layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=key_dim)
+    layer.build((None, None, d_model), (None, None, d_model))
+    return layer.count_params()
+
+
+def test_params_checks_each_students_own_layer():
+    # Part (c) is the student's layer: its width, its heads and key_dim = d_model // num_heads.
+    student_id = next(f"s{i:03d}" for i in range(100)
+                      if mt.exercises.parameters("ex-multihead-params", f"s{i:03d}")["d_model"] != 512)
+    n = mt.exercises.parameters("ex-multihead-params", student_id)
+    d, h, k = n["d_model"], n["num_heads"], n["key_dim"]
+    assert d % h and k == d // h and h * k < d
+    own = dict(RIGHT_COUNTS, params_six_heads=_keras_count(h, k, d), STUDENT_ID=student_id, params_numbers=n)
+    passed, text = graded("ex-multihead-params", **own)
+    assert passed, text
+    for wrong, message, public in [
+        (4 * (d * d + d), f"h d_k = d_model = {d}", True),  # a layer as wide as the model: the public check
+        (4 * (d * d + d), f"projections of width {h} x {k} = {h * k}", False),
+        (1_046_522, "the count of the book's layer", False),  # the book's answer
+        (4 * d * h * k, "leaves out the biases", False),
+    ]:
+        passed, text = (check if public else graded)("ex-multihead-params", **dict(own, params_six_heads=wrong))
+        assert not passed and message in text, text
+        assert_hides(text, own["params_six_heads"])
 
 # ex-multihead-causal
 

@@ -17,12 +17,14 @@ CHAPTER = "04_positional_encoding"
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (ex-positional-wavelength and -dot have per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def graded(label, **env):
     """The check as the instructor grades it: public and hidden cases (grading/hidden/)."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=hidden_path(CHAPTER, label))
     return result.passed_all, result.summary()
 
@@ -181,6 +183,41 @@ def test_wavelength_accepts_numpy_integers():
     assert passed, text
 
 
+
+def _wavelength_answers(target, tokens):
+    wavelengths = 2 * np.pi / omega(512)
+    return int(np.argmin(np.abs(wavelengths - target))), int(np.sum(omega(512) * (tokens - 1) < np.pi / 2))
+
+
+def test_wavelength_checks_each_students_own_numbers():
+    # An id whose answers both differ from the book's (77, 160), and from the 2 pi slip's pair.
+    for i in range(100):
+        student_id = f"s{i:03d}"
+        n = mt.exercises.parameters("ex-positional-wavelength", student_id)
+        closest, slow = _wavelength_answers(n["wavelength"], n["tokens"])
+        no_two_pi = int(np.argmin(np.abs(1 / omega(512) - n["wavelength"])))
+        last = n["tokens"] - 1
+        slips = [256 - slow, int(np.sum(omega(512) * n["tokens"] < np.pi / 2))] + [
+            int(np.sum(omega(512) * last < turn)) for turn in (2 * np.pi, np.pi)]
+        if 77 not in (closest, 2 * closest, 2 * closest + 1, no_two_pi) and 160 not in [slow] + slips:
+            break
+    target, tokens = n["wavelength"], n["tokens"]
+    own = dict(STUDENT_ID=student_id, wavelength_numbers=n)
+    passed, text = graded("ex-positional-wavelength", closest_pair=closest, slow_pairs=slow, **own)
+    assert passed, text
+    for env, message in [
+        (dict(closest_pair=77, slow_pairs=slow), "the pair of the book's 100 positions"),
+        (dict(closest_pair=closest, slow_pairs=160), "the book's sentence of 50 tokens"),
+        (dict(closest_pair=no_two_pi, slow_pairs=slow), f"= {target}: you left out the 2 pi"),
+        (dict(closest_pair=closest, slow_pairs=int(np.sum(omega(512) * tokens < np.pi / 2))),
+         f"omega_i * {tokens - 1}, not omega_i * {tokens}"),
+    ]:
+        passed, text = graded("ex-positional-wavelength", **env, **own)
+        assert not passed and message in text, text
+        assert_hides(text, closest, slow)
+    passed, text = check("ex-positional-wavelength", closest_pair=no_two_pi, slow_pairs=slow, **own)
+    assert not passed and "you left out the 2 pi" in text, text
+
 # ---------------------------------------------------------------- dot
 def _dot(k, d_model):
     return np.cos(np.multiply.outer(k, omega(d_model))).sum(axis=-1)
@@ -236,6 +273,31 @@ def test_dot_accepts_the_right_answers_in_any_form():
         passed, text = graded("ex-positional-dot", first_rise=lambda d: np.int64(_first_rise(d)), runner_up=runner_up)
         assert passed, text
 
+
+
+def test_dot_checks_each_students_own_query():
+    def fits(n):  # a target other than the book's 33 and its neighbours, and a key p - k in the table
+        return n["query_position"] + n["look_ahead"] not in (32, 33, 34) and n["query_position"] >= n["look_ahead"]
+
+    student_id = next(f"s{i:03d}" for i in range(100)
+                      if fits(mt.exercises.parameters("ex-positional-dot", f"s{i:03d}")))
+    n = mt.exercises.parameters("ex-positional-dot", student_id)
+    p, k = n["query_position"], n["look_ahead"]
+    target = p + k
+    own = dict(first_rise=_first_rise, STUDENT_ID=student_id, dot_numbers=n)
+    passed, text = graded("ex-positional-dot", runner_up=[target + 1, target - 1], **own)
+    assert passed, text
+    for runner_up, message in [
+        ([32, 34], "for the book's query PE_30 M_3^T"),
+        ([p - 1, p + 1], f"the neighbours of {p}, the query's own position"),
+        ([target + 1], "is that key alone in second place"),
+        ([target, target + 1], "the key with the highest score"),
+    ]:
+        passed, text = graded("ex-positional-dot", runner_up=runner_up, **own)
+        assert not passed and message in text, text
+        assert_hides(text, [target - 1, target + 1])
+    passed, text = check("ex-positional-dot", runner_up=[p - k], **own)  # the public check
+    assert not passed and f"not to {p}" in text, text
 
 # ---------------------------------------------------------------- layout
 def _t2t_omega(d):

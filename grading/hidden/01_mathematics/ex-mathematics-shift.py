@@ -1,7 +1,8 @@
-"""Hidden cases of ex-mathematics-shift: the softmaxes of z and 2z, row_shift at other sizes, and the three
-verdicts of bias_changes_weights.
+"""Hidden cases of ex-mathematics-shift: the softmaxes of the student's z and 2z, row_shift at other sizes,
+and the three verdicts of bias_changes_weights.
 
-Merged after the public check (mt.exercises.merged_source): _two_weights and _verdicts are its.
+Merged after the public check (mt.exercises.merged_source): _two_weights, _logits, _show and _verdicts are
+its.
 """
 
 import numpy as np
@@ -12,17 +13,29 @@ import mintransformer as mt
 from mintransformer.exercises.checking import call, close, to_numpy
 
 
+def _softmax(z):
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
 @test_case(points=1, hidden=True)
-def hidden_the_two_softmaxes(softmax_z, softmax_2z):
-    for value, name, z in [(softmax_z, "softmax_z", np.array([0.0, 1.0])),
-                           (softmax_2z, "softmax_2z", np.array([0.0, 2.0]))]:
+def hidden_the_two_softmaxes(softmax_z, softmax_2z, STUDENT_ID, shift_numbers):
+    z = _logits(STUDENT_ID, shift_numbers)  # noqa: F821 (the public check's)
+    for value, name, logits, book in [(softmax_z, "softmax_z", z, (0.0, 1.0)),
+                                      (softmax_2z, "softmax_2z", 2 * z, (0.0, 2.0))]:
         got = _two_weights(value, name)  # noqa: F821 (the public check's)
-        expected = np.exp(z) / np.exp(z).sum()
-        close(got, expected, name, atol=1e-3, hint="Apply the definition of the softmax to the logits.")
+        expected = _softmax(logits)
+        if not np.allclose(got, expected, atol=1e-3) and np.allclose(got, _softmax(np.array(book)), atol=1e-3):
+            raise AssertionError(
+                f"`{name}` is computed from the book's z = (0, 1), not from yours, z = {_show(z)}: "  # noqa: F821
+                "use the numbers that your work cell prints."
+            )
+        close(got, expected, name, atol=1e-3, hint="Apply the definition of the softmax to your logits.")
 
 
 @test_case(points=1, hidden=True)
-def hidden_row_shift_at_other_sizes(row_shift):
+def hidden_row_shift_at_other_sizes(row_shift, STUDENT_ID, shift_numbers):
+    _logits(STUDENT_ID, shift_numbers)  # noqa: F821 (the public check's): the notebook's id
     rng = np.random.default_rng(7)
     for T, d_k in [(6, 3), (1, 32)]:
         Q, K, b_K = rng.normal(size=(T, d_k)), rng.normal(size=(5, d_k)), rng.normal(size=d_k)
@@ -33,7 +46,8 @@ def hidden_row_shift_at_other_sizes(row_shift):
 
 
 @test_case(points=1, hidden=True)
-def hidden_which_bias_changes_the_weights(bias_changes_weights):
+def hidden_which_bias_changes_the_weights(bias_changes_weights, STUDENT_ID, shift_numbers):
+    _logits(STUDENT_ID, shift_numbers)  # noqa: F821 (the public check's): the notebook's id
     answer = _verdicts(bias_changes_weights)  # noqa: F821 (the public check's)
     rng = np.random.default_rng(1)
     Q, K, V = (rng.normal(size=(3, 4)).astype("float32") for _ in range(3))

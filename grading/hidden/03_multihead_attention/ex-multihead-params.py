@@ -1,12 +1,14 @@
 """Hidden cases of ex-multihead-params: the three counts, and the slips that only the counts show.
 
-Merged after the public check (mt.exercises.merged_source): _integer is its.
+Merged after the public check (mt.exercises.merged_source): _integer and name are its. Part (c) is the
+student's own layer (mt.exercises.parameters, drawn from STUDENT_ID); (a) and (b) the paper's big model.
 """
 
 import keras
 from otter.test_files import test_case
 
 import mintransformer as mt
+from mintransformer.exercises.checking import student_numbers
 
 D, H = 1024, 16  # the paper's big model (Table 3): d_model = 1024, h = 16, N = 6
 BASE_D, BASE_H = 512, 8  # the base model, the chapter's example
@@ -36,7 +38,8 @@ def _per_layer_mistakes(got, name, per_layer, no_bias_per_layer, three_projectio
 
 
 @test_case(points=1, hidden=True)
-def hidden_big_model(params_big):
+def hidden_big_model(params_big, STUDENT_ID, params_numbers):
+    student_numbers(name, STUDENT_ID, params_numbers)  # noqa: F821 (name: the public check's): the notebook's id
     got = _integer(params_big, "params_big")  # noqa: F821 (the public check's)
     layer = mt.MultiHeadAttention(d_model=D, num_heads=H)
     layer.build((None, None, D))
@@ -52,7 +55,8 @@ def hidden_big_model(params_big):
 
 
 @test_case(points=1, hidden=True)
-def hidden_key_dim_mistake(params_big_key_dim_mistake):
+def hidden_key_dim_mistake(params_big_key_dim_mistake, STUDENT_ID, params_numbers):
+    student_numbers(name, STUDENT_ID, params_numbers)  # noqa: F821 (name: the public check's): the notebook's id
     got = _integer(params_big_key_dim_mistake, "params_big_key_dim_mistake")  # noqa: F821 (the public check's)
     per_layer = _keras_count(H, D)
     if got != N_SUBLAYERS * per_layer:
@@ -82,19 +86,25 @@ def hidden_key_dim_mistake(params_big_key_dim_mistake):
 
 
 @test_case(points=1, hidden=True)
-def hidden_six_heads(params_six_heads):
+def hidden_six_heads(params_six_heads, STUDENT_ID, params_numbers):
     got = _integer(params_six_heads, "params_six_heads")  # noqa: F821 (the public check's)
-    right = _keras_count(6, 85, BASE_D)
+    n = student_numbers(name, STUDENT_ID, params_numbers)  # noqa: F821 (name: the public check's)
+    d, h, k = n["d_model"], n["num_heads"], n["key_dim"]
+    right = _keras_count(h, k, d)
     if got != right:
-        if got == 4 * (BASE_D * BASE_D + BASE_D):
-            message = ("`params_six_heads` is the count of a layer with h d_k = 512. Here the 6 heads "
-                       "of 85 give projections of width 6 x 85 = 510, and W^O maps 510 back to 512.")
-        elif got == 4 * BASE_D * 510:
-            message = "`params_six_heads` leaves out the biases: three of width 510 and one of width 512."
+        if got == 4 * (d * d + d):
+            message = (f"`params_six_heads` is the count of a layer with h d_k = {d}. Here the {h} heads "
+                       f"of {k} give projections of width {h} x {k} = {h * k}, and W^O maps {h * k} back to {d}.")
+        elif got == 4 * d * h * k:
+            message = (f"`params_six_heads` leaves out the biases: three of width {h * k} and one of "
+                       f"width {d}.")
         elif got == N_SUBLAYERS * right:
             message = "`params_six_heads` asks for ONE layer, not 18."
+        elif got == _keras_count(6, 85, BASE_D) and (d, h, k) != (BASE_D, 6, 85):
+            message = ("`params_six_heads` is the count of the book's layer, num_heads=6 and key_dim=85 on "
+                       f"width 512: yours has num_heads={h} and key_dim={k} on width {d}.")
         else:
             message = (f"`params_six_heads` = {got:,} is not right. The query, key and value "
-                       "projections map 512 to 6 x 85 (with biases), the output projection maps "
-                       "that back to 512 (with a bias).")
+                       f"projections map {d} to {h} x {k} (with biases), the output projection maps "
+                       f"that back to {d} (with a bias).")
         raise AssertionError(message)

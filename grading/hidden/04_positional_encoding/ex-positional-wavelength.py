@@ -1,55 +1,74 @@
-"""Hidden cases of ex-positional-wavelength: the pair and the count themselves, and the slips only they show.
+"""Hidden cases of ex-positional-wavelength: the pair and the count themselves, for the student's target
+wavelength and sentence length, and the slips only they show.
 
-Merged after the public check (mt.exercises.merged_source): PAIRS, OMEGA, NO_TWO_PI and _integer are
-its.
+Merged after the public check (mt.exercises.merged_source): PAIRS, OMEGA, _numbers, _no_two_pi and
+_integer are its.
 """
 
 import numpy as np
 from otter.test_files import test_case
 
 WAVELENGTHS = 2 * np.pi / OMEGA  # noqa: F821 (OMEGA: the public check's)
-CLOSEST = int(np.argmin(np.abs(WAVELENGTHS - 100)))
-SLOW = int(np.sum(OMEGA * 49 < np.pi / 2))  # noqa: F821
+
+
+def _closest(target):
+    return int(np.argmin(np.abs(WAVELENGTHS - target)))
+
+
+def _slow(tokens):
+    return int(np.sum(OMEGA * (tokens - 1) < np.pi / 2))  # noqa: F821
 
 
 @test_case(points=1, hidden=True)
-def hidden_closest_to_100_positions(closest_pair):
+def hidden_closest_to_100_positions(closest_pair, STUDENT_ID, wavelength_numbers):
     i = _integer(closest_pair, "closest_pair")  # noqa: F821 (the public check's)
-    if i in (2 * CLOSEST, 2 * CLOSEST + 1):
+    target, _ = _numbers(STUDENT_ID, wavelength_numbers)  # noqa: F821
+    closest = _closest(target)
+    if i in (2 * closest, 2 * closest + 1):
         raise AssertionError(
             f"{i} is a feature index: pair i holds features 2i and 2i + 1. Give the pair, i.")
-    if i == NO_TWO_PI:
+    if i == _no_two_pi(target):  # noqa: F821
         raise AssertionError(
-            f"Pair {i} has 10000^(2i / 512) = 100: you left out the 2 pi. The wavelength is "
+            f"Pair {i} has 10000^(2i / 512) = {target}: you left out the 2 pi. The wavelength is "
             "2 pi / omega_i = 2 pi 10000^(2i / d_model) positions, not 10000^(2i / d_model).")
-    if i != CLOSEST:
-        # Which way it is off, never its wavelength: two wavelengths would give the ratio, and so the answer.
-        side = (" (its wavelength is shorter than 100 positions)" if WAVELENGTHS[i] < 100 else
-                " (its wavelength is longer than 100 positions)") if 0 <= i < len(PAIRS) else ""
+    if i == _closest(100) and i != closest:
         raise AssertionError(
-            f"closest_pair = {i} is not the pair whose wavelength is closest to 100{side}. "
+            f"closest_pair = {i} is the pair of the book's 100 positions: your target is {target} positions.")
+    if i != closest:
+        # Which way it is off, never its wavelength: two wavelengths would give the ratio, and so the answer.
+        side = (f" (its wavelength is shorter than {target} positions)" if WAVELENGTHS[i] < target else
+                f" (its wavelength is longer than {target} positions)") if 0 <= i < len(PAIRS) else ""  # noqa: F821
+        raise AssertionError(
+            f"closest_pair = {i} is not the pair whose wavelength is closest to {target}{side}. "
             "Find the pair from the wavelengths of equation (eq-position-frequency), then compare the "
-            "pairs on either side of 100.")
+            f"pairs on either side of {target}.")
 
 
 @test_case(points=1, hidden=True)
-def hidden_pairs_that_barely_move(slow_pairs):
+def hidden_pairs_that_barely_move(slow_pairs, STUDENT_ID, wavelength_numbers):
     n = _integer(slow_pairs, "slow_pairs")  # noqa: F821
+    _, tokens = _numbers(STUDENT_ID, wavelength_numbers)  # noqa: F821
+    slow = _slow(tokens)
+    last = tokens - 1
     wrong = {
-        len(PAIRS) - SLOW: "You counted the pairs that turn by MORE than a quarter turn; count those "
+        len(PAIRS) - slow: "You counted the pairs that turn by MORE than a quarter turn; count those "  # noqa: F821
                            "that turn by less.",
-        int(np.sum(OMEGA * 50 < np.pi / 2)): "Over 50 tokens the positions go from 0 to 49: the "
-                                             "angle grows by omega_i * 49, not omega_i * 50.",
-        int(np.sum(OMEGA * 49 < 2 * np.pi)): "That counts the pairs that turn by less than a full "
-                                             "turn (2 pi); a quarter turn is pi / 2.",
-        int(np.sum(OMEGA * 49 < np.pi)): "That counts the pairs that turn by less than half a "
-                                         "turn (pi); a quarter turn is pi / 2.",
-        int(np.sum(10000.0 ** (-PAIRS / D_MODEL) * 49 < np.pi / 2)):
+        int(np.sum(OMEGA * tokens < np.pi / 2)):  # noqa: F821
+            f"Over {tokens} tokens the positions go from 0 to {last}: the angle grows by omega_i * {last}, "
+            f"not omega_i * {tokens}.",
+        int(np.sum(OMEGA * last < 2 * np.pi)): "That counts the pairs that turn by less than a full "  # noqa: F821
+                                               "turn (2 pi); a quarter turn is pi / 2.",
+        int(np.sum(OMEGA * last < np.pi)): "That counts the pairs that turn by less than half a "  # noqa: F821
+                                           "turn (pi); a quarter turn is pi / 2.",
+        int(np.sum(10000.0 ** (-PAIRS / D_MODEL) * last < np.pi / 2)):  # noqa: F821
             "omega_i = 10000^(-2i / d_model): with 2i, not i, in the exponent.",
     }
-    wrong.pop(SLOW, None)
+    if tokens != 50:
+        wrong.setdefault(_slow(50), "That is the count of the book's sentence of 50 tokens: yours has "
+                                    f"{tokens}.")
+    wrong.pop(slow, None)
     if n in wrong:
         raise AssertionError(f"slow_pairs = {n}: {wrong[n]}")
-    if n != SLOW:
+    if n != slow:
         raise AssertionError(
-            f"slow_pairs = {n} is not the number of the 256 pairs with omega_i * 49 < pi / 2.")
+            f"slow_pairs = {n} is not the number of the 256 pairs with omega_i * {last} < pi / 2.")

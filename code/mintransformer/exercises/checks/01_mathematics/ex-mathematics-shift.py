@@ -1,13 +1,14 @@
 """Exercise: the softmax ignores a shift, not a scale; a key bias does not change the weights.
 
-The check confirms the format of softmax_z, softmax_2z and bias_changes_weights, and catches known
-mistakes; their values are hidden test cases (grading/hidden/), checked when the notebook is graded.
+The logits z are the student's own (mt.exercises.parameters, drawn from STUDENT_ID). The check confirms
+the format of softmax_z, softmax_2z and bias_changes_weights, and catches known mistakes; their values
+are hidden test cases (grading/hidden/), checked when the notebook is graded.
 """
 
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered, call, close, like, to_numpy
+from mintransformer.exercises.checking import answered, call, close, like, student_numbers, to_numpy
 
 OK_FORMAT = False
 name = "ex-mathematics-shift"
@@ -24,23 +25,36 @@ def _two_weights(value, name):
     return array
 
 
+def _logits(STUDENT_ID, shift_numbers):
+    """The student's z, as floats."""
+    return np.array(student_numbers(name, STUDENT_ID, shift_numbers)["z"], dtype="float64")
+
+
+def _show(z):
+    """z as the work cell prints it: (0, 1), (-1.5, 2)."""
+    return "(" + ", ".join(f"{v:g}" for v in z) + ")"
+
+
 @test_case(points=1)
-def doubling_is_not_a_shift(softmax_z, softmax_2z):
+def doubling_is_not_a_shift(softmax_z, softmax_2z, STUDENT_ID, shift_numbers):
     once, twice = _two_weights(softmax_z, "softmax_z"), _two_weights(softmax_2z, "softmax_2z")
+    z = _logits(STUDENT_ID, shift_numbers)
+    larger = int(np.argmax(z))
     if like(twice, once, atol=1e-3):
         raise AssertionError(
-            "softmax_2z equals softmax_z, but doubling the logits is not adding a constant: "
-            "2z = (0, 2) stretches the gap between the logits (a temperature of 1/2)."
+            f"softmax_2z equals softmax_z, but doubling the logits is not adding a constant: "
+            f"2z = {_show(2 * z)} stretches the gap between the logits (a temperature of 1/2)."
         )
-    if not twice[1] > once[1]:
+    if not twice[larger] > once[larger]:
         raise AssertionError(
-            "softmax_2z gives the larger logit no more weight than softmax_z: doubling z = (0, 1) widens the "
-            "gap between the logits, so the larger one gets more of the weight."
+            f"softmax_2z gives the larger logit (entry {larger} of z = {_show(z)}) no more weight than softmax_z: "
+            "doubling z widens the gap between the logits, so the larger one gets more of the weight."
         )
 
 
 @test_case(points=1)
-def key_bias_shifts_each_row(row_shift):
+def key_bias_shifts_each_row(row_shift, STUDENT_ID, shift_numbers):
+    _logits(STUDENT_ID, shift_numbers)  # the notebook's id (with none, it says so)
     rng = np.random.default_rng(0)
     Q, K = rng.normal(size=(4, 8)), rng.normal(size=(5, 8))
     b_K = rng.normal(size=8)
@@ -74,7 +88,8 @@ def key_bias_shifts_each_row(row_shift):
 
 
 @test_case(points=1)
-def which_bias_changes_the_weights(bias_changes_weights):
+def which_bias_changes_the_weights(bias_changes_weights, STUDENT_ID, shift_numbers):
+    _logits(STUDENT_ID, shift_numbers)  # the notebook's id (with none, it says so)
     _verdicts(bias_changes_weights)
 
 

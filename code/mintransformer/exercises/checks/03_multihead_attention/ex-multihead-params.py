@@ -1,12 +1,13 @@
 """Exercise: the parameters of the big model's attention sub-layers, and of Keras's variants.
 
-The check confirms the format (whole numbers) and catches a count of the chapter's base model; the counts
+The layer of part (c) is the student's own (mt.exercises.parameters, drawn from STUDENT_ID). The check
+confirms the format (whole numbers) and catches a count of the chapter's base model; the counts
 themselves are hidden test cases (grading/hidden/), checked when the notebook is graded.
 """
 
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered
+from mintransformer.exercises.checking import answered, student_numbers
 
 OK_FORMAT = False
 name = "ex-multihead-params"
@@ -36,15 +37,25 @@ def _base_model(got, name):
 
 
 @test_case(points=1)
-def big_model(params_big):
+def big_model(params_big, STUDENT_ID, params_numbers):
+    student_numbers(name, STUDENT_ID, params_numbers)  # the notebook's id (with none, it says so)
     _base_model(_integer(params_big, "params_big"), "params_big")
 
 
 @test_case(points=1)
-def key_dim_mistake(params_big_key_dim_mistake):
+def key_dim_mistake(params_big_key_dim_mistake, STUDENT_ID, params_numbers):
+    student_numbers(name, STUDENT_ID, params_numbers)  # the notebook's id (with none, it says so)
     _base_model(_integer(params_big_key_dim_mistake, "params_big_key_dim_mistake"), "params_big_key_dim_mistake")
 
 
 @test_case(points=1)
-def six_heads(params_six_heads):
-    _base_model(_integer(params_six_heads, "params_six_heads"), "params_six_heads")
+def six_heads(params_six_heads, STUDENT_ID, params_numbers):
+    got = _integer(params_six_heads, "params_six_heads")
+    n = student_numbers(name, STUDENT_ID, params_numbers)
+    _base_model(got, "params_six_heads")
+    full = 4 * (n["d_model"] ** 2 + n["d_model"])  # a layer whose heads fill the model's width
+    if got == full:
+        raise AssertionError(
+            f"`params_six_heads` is the count of a layer with h d_k = d_model = {n['d_model']}. Here the "
+            f"{n['num_heads']} heads of {n['key_dim']} give projections of width {n['num_heads']} x {n['key_dim']}, "
+            f"and W^O maps that back to {n['d_model']}.")

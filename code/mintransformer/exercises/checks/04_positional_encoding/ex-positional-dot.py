@@ -1,15 +1,16 @@
 """Exercise: two consequences of the dot product of encodings: it does not fall steadily with the
 distance, and it cannot tell before from after (the runner-up keys of a query that looks ahead).
 
-The check confirms the format, that the dot product does rise at first_rise's offset, and catches known
-mistakes of runner_up; the first rises and the keys themselves are hidden test cases (grading/hidden/),
+The query of runner_up is the student's own (mt.exercises.parameters, drawn from STUDENT_ID). The check
+confirms the format, that the dot product does rise at first_rise's offset, and catches known mistakes
+of runner_up; the first rises and the keys themselves are hidden test cases (grading/hidden/),
 checked when the notebook is graded.
 """
 
 import numpy as np
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered, call, to_numpy
+from mintransformer.exercises.checking import answered, call, student_numbers, to_numpy
 
 OK_FORMAT = False
 name = "ex-positional-dot"
@@ -25,7 +26,8 @@ def _dot(k, d_model):
 
 
 @test_case(points=1)
-def first_rise_of_the_similarity(first_rise):
+def first_rise_of_the_similarity(first_rise, STUDENT_ID, dot_numbers):
+    _query(STUDENT_ID, dot_numbers)  # the notebook's id (with none, it says so)
     for d_model in (128, 16, 64, 512):
         _offset(first_rise, d_model, "")
 
@@ -47,23 +49,31 @@ def _offset(first_rise, d_model, case):
     return k
 
 
+def _query(STUDENT_ID, dot_numbers):
+    """(p, k, p + k): the query PE_p M_k^T of the student's numbers, and the key it looks at."""
+    n = student_numbers(name, STUDENT_ID, dot_numbers)
+    p, k = n["query_position"], n["look_ahead"]
+    return p, k, p + k
+
+
 @test_case(points=1)
-def runner_up_keys(runner_up):
+def runner_up_keys(runner_up, STUDENT_ID, dot_numbers):
     keys = _keys(runner_up)
-    if any(k < 0 or k > 63 for k in keys):
+    p, k, target = _query(STUDENT_ID, dot_numbers)
+    if any(key < 0 or key > 63 for key in keys):
         raise AssertionError(f"runner_up is {keys}: key positions run from 0 to 63.")
     if len(set(keys)) != len(keys) or not keys:
         raise AssertionError(f"runner_up is {keys}: list each key of the second-highest score once.")
-    if 33 in keys:
-        raise AssertionError("runner_up holds 33, the key with the highest score: the query PE_30 M_3^T is "
-                             "PE_33. Which keys come second?")
-    if keys == [27]:
-        raise AssertionError("27 is three positions behind 30. The query PE_30 M_3^T equals PE_33, so its "
-                             "score against key p' is PE_33 . PE_p': second place depends on the distance "
-                             "to 33, not to 30.")
-    if 30 in keys:
-        raise AssertionError("runner_up holds 30, the query's own position; but the query PE_30 M_3^T equals "
-                             "PE_33, so its scores are PE_33 . PE_p'.")
+    if target in keys:
+        raise AssertionError(f"runner_up holds {target}, the key with the highest score: the query "
+                             f"PE_{p} M_{k}^T is PE_{target}. Which keys come second?")
+    if keys == [p - k]:
+        raise AssertionError(f"{p - k} is {k} positions behind {p}. The query PE_{p} M_{k}^T equals "
+                             f"PE_{target}, so its score against key p' is PE_{target} . PE_p': second place "
+                             f"depends on the distance to {target}, not to {p}.")
+    if p in keys:
+        raise AssertionError(f"runner_up holds {p}, the query's own position; but the query PE_{p} M_{k}^T "
+                             f"equals PE_{target}, so its scores are PE_{target} . PE_p'.")
 
 
 def _keys(runner_up):
