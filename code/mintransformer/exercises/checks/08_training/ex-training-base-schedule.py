@@ -50,7 +50,8 @@ def _peak(base_peak, numbers):
 
 @test_case(points=1)
 def peak(base_peak, STUDENT_ID, base_schedule_numbers):
-    _peak(base_peak, _numbers(STUDENT_ID, base_schedule_numbers))  # the form and the known mistakes: the value is for the hidden case
+    # The form and the known mistakes: the value is for the hidden case.
+    _peak(base_peak, _numbers(STUDENT_ID, base_schedule_numbers))
 
 
 def _half_step(base_half_step, numbers):
