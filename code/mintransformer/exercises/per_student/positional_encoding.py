@@ -33,8 +33,8 @@ def _(draw):
 @exercise("ex-positional-dot", book={"query_position": 30, "look_ahead": 3})
 def _(draw):
     # Part (b): the query PE_p M_k^T looks k positions ahead, to p + k, on the table of 64 positions. p + k
-    # is at least 1 and at most 62, so that both of its neighbours are keys of the table and tie for second
-    # place; k is at least 2, so that the query's own position p is not one of them.
+    # is at most 62, so that both of its neighbours are keys of the table and tie for second place (p >= 0
+    # keeps it at least 2); k is from 2 to 9, so that the query's own position p is not one of them.
     look_ahead = draw.integer(2, 9)
-    target = draw.integer(max(1, look_ahead), 62)
+    target = draw.integer(look_ahead, 62)
     return {"query_position": target - look_ahead, "look_ahead": look_ahead}
