@@ -1,9 +1,10 @@
 """Exercise: the start token given the padding id, predicted by hand and checked on a model.
 
 The target sequence is the student's own (mt.exercises.parameters, drawn from STUDENT_ID): the book's
-of 4 tokens, or one of 4 to 8 tokens, maybe ending in pads; it begins with the padding id 0. The public cases check the form of
-the predictions and name the known mistakes, each recognized by a feature that is not the answer;
-the mask and the weights themselves are compared by hidden cases, when the notebook is graded.
+of 4 tokens, or one of 4 to 8 tokens, maybe ending in pads; it begins with the padding id 0. The
+public cases check the form of the predictions and name the known mistakes, each recognized by a
+feature that is not the answer; the mask and the weights themselves are compared by hidden cases,
+when the notebook is graded.
 """
 
 import numpy as np
