@@ -13,7 +13,8 @@ from mintransformer.exercises.checking import student_numbers, to_numpy
 
 
 @test_case(points=1, hidden=True)
-def hidden_other_lengths_and_alphas(my_length_penalty):
+def hidden_other_lengths_and_alphas(my_length_penalty, STUDENT_ID, length_penalty_numbers):
+    student_numbers(name, STUDENT_ID, length_penalty_numbers)  # noqa: F821 (the public check's name)
     _penalty(my_length_penalty, 7, (0.25, 3.0))  # noqa: F821 (the public check's): one length, a number
     _penalty(my_length_penalty, np.array([[1, 3], [20, 100]]), (1.5,))  # noqa: F821: a 2-D array
 

@@ -51,7 +51,8 @@ def _named(got, args, right):
 
 
 @test_case(points=1)
-def the_formula(cache_numbers):
+def the_formula(cache_numbers, STUDENT_ID, cache_memory_numbers):
+    _base_model(STUDENT_ID, cache_memory_numbers)  # a notebook with no id scores nothing
     for *args, num_heads in ARGUMENTS:
         got = float(to_numpy(call(cache_numbers, "cache_numbers", *args), f"cache_numbers{tuple(args)}"))
         expected = _counted(*args, num_heads)
@@ -64,7 +65,8 @@ def the_formula(cache_numbers):
 
 
 @test_case(points=1)
-def a_real_cache(cache_numbers):
+def a_real_cache(cache_numbers, STUDENT_ID, cache_memory_numbers):
+    _base_model(STUDENT_ID, cache_memory_numbers)
     keras.utils.set_random_seed(0)
     model = mt.MinTransformer(num_layers=2, d_model=16, num_heads=2, dff=32, input_vocab_size=10,
                               target_vocab_size=10, max_length=16, dropout=0.0)

@@ -52,12 +52,14 @@ def _penalty(my_length_penalty, lengths, alphas):
 
 
 @test_case(points=1)
-def the_penalty(my_length_penalty):
+def the_penalty(my_length_penalty, STUDENT_ID, length_penalty_numbers):
+    student_numbers(name, STUDENT_ID, length_penalty_numbers)  # a notebook with no id scores nothing
     _penalty(my_length_penalty, LENGTHS, ALPHAS)
 
 
 @test_case(points=1)
-def the_winners(winners):
+def the_winners(winners, STUDENT_ID, length_penalty_numbers):
+    student_numbers(name, STUDENT_ID, length_penalty_numbers)
     # Only the form here: which hypothesis wins is checked when your notebook is graded.
     answered(winners, "winners")
     if not isinstance(winners, dict) or sorted(winners) != [0.0, 0.6, 1.0]:
