@@ -5,6 +5,7 @@ tests/test_editions.py (the instructor's edition grades to full marks).
 """
 
 import pathlib
+import re
 import runpy
 
 import numpy as np
@@ -19,12 +20,14 @@ HIDDEN = pathlib.Path(__file__).resolve().parents[1] / "grading" / "hidden" / CH
 
 
 def check(label, **env):
+    env.setdefault("STUDENT_ID", "")  # the book's numbers (ex-gpt-cache-memory has per-student ones)
     result = mt.exercises.run_check(CHAPTER, label, env)
     return result.passed_all, result.summary()
 
 
 def check_merged(label, **env):
     """The check with its hidden cases, as the instructor grades."""
+    env.setdefault("STUDENT_ID", "")
     result = mt.exercises.run_check(CHAPTER, label, env, hidden=HIDDEN / f"{label}.py")
     return result.passed_all, result.summary()
 
@@ -117,19 +120,56 @@ def test_cache_memory_refuses_a_wrong_batch_without_giving_the_answer(batch, mes
         passed, text = (check_merged if merged else check)(
             "ex-gpt-cache-memory", cache_values=_cache_values(), batch_over_weights=batch)
         assert not passed and message in text, text
-        assert "7 " not in text.replace("1,024", "")  # the answer is never in the message
+        shown = re.sub(r"line \d+", "", text).replace("1,024", "")  # otter's line number is not an answer
+        assert "7 " not in shown  # the answer is never in the message
 
 
 def test_cache_memory_public_check_judges_the_batch_by_the_students_own_formula():
     # Without a working cache_values, the public check cannot tell a wrong batch: the hidden case does.
     for cache_values in (None, stub, _cache_values("keys-only")):
         batch = 14 if cache_values is not None and cache_values is not stub else 6
-        env = dict(cache_values=cache_values, batch_over_weights=batch)
+        env = dict(cache_values=cache_values, batch_over_weights=batch, STUDENT_ID="")
         result = mt.exercises.run_check(CHAPTER, "ex-gpt-cache-memory", env)
         assert result.test_case_results[-1].passed, result.summary()
         passed, text = check_merged("ex-gpt-cache-memory", **env)
         assert not passed and "is not the smallest number of 1,024-token sequences" in text, text
         assert_hides(text, 7, _cache_values()(12, 768, 1, 1024))
+
+
+def test_cache_memory_for_a_drawn_id():
+    # A student's own model and length: their batch passes, the book's 7 fails, and the public check's messages
+    # name the student's model and length.
+    numbers = mt.exercises.parameters("ex-gpt-cache-memory", "s001")
+    assert (numbers["model"], numbers["length"]) != ("GPT-2 small", 1024)
+    per_sequence = _cache_values()(numbers["num_layers"], numbers["d_model"], 1, numbers["length"])
+    right = numbers["parameters"] // per_sequence + 1
+    assert right != 7
+    env = dict(cache_values=_cache_values(), STUDENT_ID="s001", gpt_cache_numbers=numbers)
+    assert check_merged("ex-gpt-cache-memory", batch_over_weights=right, **env)[0]
+    for batch, message in [(right - 1, "the batch is too small"), (right + 1, "is not the smallest")]:
+        passed, text = check("ex-gpt-cache-memory", batch_over_weights=batch, **env)
+        assert not passed and message in text and f"{numbers['length']:,}" in text, text
+        assert numbers["model"] in text, text
+    passed, text = check_merged("ex-gpt-cache-memory", batch_over_weights=7, **env)
+    assert not passed and f"smallest number of {numbers['length']:,}-token sequences" in text, text
+    assert_hides(text, right, per_sequence)
+
+
+def test_the_drawn_models_are_gpt2s_sizes():
+    # Each size's parameter count, as the exercise states it: the package's MinGPT of that configuration
+    # (GPT-2's vocabulary, context and d_ff = 4 d_model) has as many. Counted at one and two layers, since
+    # every layer adds the same number, not built at full size (GPT-2 extra-large takes 6 GB in float32).
+    from mintransformer.exercises.per_student.gpt import GPT2_SIZES
+
+    def count(layers, d_model):
+        model = mt.MinGPT(num_layers=layers, d_model=d_model, num_heads=d_model // 64, dff=4 * d_model,
+                          vocab_size=50257, max_length=1024)
+        model.build((None, None))
+        return model.count_params()
+
+    for name, layers, d_model, parameters in GPT2_SIZES:
+        one, two = count(1, d_model), count(2, d_model)
+        assert one + (layers - 1) * (two - one) == parameters, name
 
 
 def test_the_mask_check_catches_the_upper_triangle_and_missing_padding():

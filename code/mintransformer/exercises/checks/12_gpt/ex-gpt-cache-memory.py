@@ -1,4 +1,9 @@
-"""Exercise: the size of the key/value cache from a GPT's configuration, against its parameters."""
+"""Exercise: the size of the key/value cache from a GPT's configuration, against its parameters.
+
+The model (one of GPT-2's sizes) and the length of the sequences are the student's own
+(mt.exercises.parameters, drawn from STUDENT_ID); batch_over_weights is checked by the hidden cases,
+when the notebook is graded.
+"""
 
 import numbers
 
@@ -6,13 +11,11 @@ import numpy as np
 from otter.test_files import test_case
 
 import mintransformer as mt
-from mintransformer.exercises.checking import answered, call, close
+from mintransformer.exercises.checking import answered, call, close, student_numbers
 
 OK_FORMAT = False
 name = "ex-gpt-cache-memory"
 points = 2
-
-GPT2_SMALL = 124_439_808  # parameters (chapter 12)
 
 
 def _allocated(num_layers, d_model, num_heads, batch_size, length):
@@ -67,7 +70,8 @@ CONFIGURATIONS = [(2, 16, 4, 3, 10), (1, 24, 3, 1, 7), (3, 32, 8, 2, 5)]
 
 
 @test_case(points=1)
-def against_the_package(cache_values):
+def against_the_package(cache_values, STUDENT_ID, gpt_cache_numbers):
+    student_numbers(name, STUDENT_ID, gpt_cache_numbers)  # a notebook with no id scores nothing
     wrong = []
     for num_layers, d_model, num_heads, batch_size, length in CONFIGURATIONS:
         config = (num_layers, d_model, batch_size, length)
@@ -83,8 +87,11 @@ def against_the_package(cache_values):
 
 
 @test_case(points=1)
-def the_batch_at_which_the_cache_outgrows_the_weights(batch_over_weights, cache_values):
-    # Checked against your own cache_values only: the check holds no count of GPT-2 small's cache.
+def the_batch_at_which_the_cache_outgrows_the_weights(batch_over_weights, cache_values, STUDENT_ID,
+                                                       gpt_cache_numbers):
+    # Checked against your own cache_values only: the check holds no count of the model's cache.
+    n = student_numbers(name, STUDENT_ID, gpt_cache_numbers)
+    model, parameters, length = n["model"], n["parameters"], n["length"]
     batch = answered(batch_over_weights, "batch_over_weights")
     if not isinstance(batch, numbers.Integral) or isinstance(batch, bool):
         raise AssertionError(f"batch_over_weights must be a whole number of sequences, not "
@@ -94,14 +101,14 @@ def the_batch_at_which_the_cache_outgrows_the_weights(batch_over_weights, cache_
     if not callable(cache_values):
         return
     try:
-        values = [float(cache_values(12, 768, b, 1024)) for b in (batch - 1, batch)]
+        values = [float(cache_values(n["num_layers"], n["d_model"], b, length)) for b in (batch - 1, batch)]
     except Exception:  # a cache_values that does not run: its own case says why
         return
-    if values[1] <= GPT2_SMALL:
-        raise AssertionError(f"By your cache_values, at a batch of {batch} sequences of 1,024 tokens GPT-2 small's "
-                             f"cache still holds no more values than its {GPT2_SMALL:,} parameters: the batch is "
+    if values[1] <= parameters:
+        raise AssertionError(f"By your cache_values, at a batch of {batch} sequences of {length:,} tokens {model}'s "
+                             f"cache still holds no more values than its {parameters:,} parameters: the batch is "
                              "too small.")
-    if values[0] > GPT2_SMALL:
+    if values[0] > parameters:
         raise AssertionError(f"batch_over_weights = {batch} is not the smallest: by your cache_values, a smaller "
-                             "batch of 1,024-token sequences already caches more values than GPT-2 small has "
+                             f"batch of {length:,}-token sequences already caches more values than {model} has "
                              "parameters.")
