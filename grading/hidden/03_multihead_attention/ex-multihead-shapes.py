@@ -1,6 +1,6 @@
 """Hidden cases of ex-multihead-shapes: the shapes themselves (the public check confirms the format).
 
-Merged after the public check (mt.exercises.merged_source): B, T, S, D, H, HINTS and _shape are its.
+Merged after the public check (mt.exercises.merged_source): _sizes, HINTS and _shape are its.
 """
 
 import numpy as np
@@ -9,7 +9,7 @@ from otter.test_files import test_case
 import mintransformer as mt
 
 
-def _truth():
+def _truth(B, T, S, D, H):
     """The shapes of mt.MultiHeadAttention's tensors, step by step (inputs of zeros)."""
     layer = mt.MultiHeadAttention(d_model=D, num_heads=H)
     query, key = np.zeros((B, T, D), "float32"), np.zeros((B, S, D), "float32")
@@ -24,7 +24,7 @@ def _truth():
     return {n: tuple(int(d) for d in t.shape) for n, t in tensors.items()}
 
 
-def _wrong(key, got, right):
+def _wrong(key, got, right, B, T, S, H):
     """The message for a known wrong shape, or None."""
     where = f'`shapes["{key}"]` = {got}'
     if key.startswith("split") and len(got) == 4 and got == (right[0], right[2], right[1], right[3]):
@@ -49,26 +49,27 @@ def _wrong(key, got, right):
     return None
 
 
-def _check(shapes, keys):
-    truth = _truth()
+def _check(shapes, keys, STUDENT_ID, shapes_numbers):
+    B, T, S, D, H = _sizes(STUDENT_ID, shapes_numbers)  # noqa: F821 (the public check's)
+    truth = _truth(B, T, S, D, H)
     for key in keys:
         got = _shape(shapes, key)  # noqa: F821 (the public check's)
         if got != truth[key]:
-            raise AssertionError(_wrong(key, got, truth[key]) or
+            raise AssertionError(_wrong(key, got, truth[key], B, T, S, H) or
                                  f'`shapes["{key}"]` = {got} is not right. {HINTS[key]}')  # noqa: F821
 
 
 @test_case(points=1, hidden=True)
-def hidden_projections_and_split(shapes):
+def hidden_projections_and_split(shapes, STUDENT_ID, shapes_numbers):
     _check(shapes, ["query projection", "key projection", "value projection",
-                    "split queries", "split keys", "split values"])
+                    "split queries", "split keys", "split values"], STUDENT_ID, shapes_numbers)
 
 
 @test_case(points=1, hidden=True)
-def hidden_logits_and_weights(shapes):
-    _check(shapes, ["logits", "weights"])
+def hidden_logits_and_weights(shapes, STUDENT_ID, shapes_numbers):
+    _check(shapes, ["logits", "weights"], STUDENT_ID, shapes_numbers)
 
 
 @test_case(points=1, hidden=True)
-def hidden_heads_merge_and_output(shapes):
-    _check(shapes, ["head outputs", "merged", "output"])
+def hidden_heads_merge_and_output(shapes, STUDENT_ID, shapes_numbers):
+    _check(shapes, ["head outputs", "merged", "output"], STUDENT_ID, shapes_numbers)

@@ -13,3 +13,17 @@ def _(draw):
         num_heads = draw.integer(3, 12)
         if d_model % num_heads:
             return {"d_model": d_model, "num_heads": num_heads, "key_dim": d_model // num_heads}
+
+
+@exercise("ex-multihead-shapes", book={"B": 2, "T": 7, "S": 9, "d_model": 512, "h": 8})
+def _(draw):
+    # Encoder-decoder attention of another size: a batch, a target length T (the queries) and a source
+    # length S (the keys and values), a width and a number of heads that divides it. The six sizes
+    # (d_k included) differ, so that every axis of every shape says which size it is.
+    while True:
+        d_model = draw.choice((256, 384, 512, 640, 768, 1024))
+        h = draw.choice((4, 6, 8, 12, 16))
+        sizes = {"B": draw.integer(2, 6), "T": draw.integer(3, 13), "S": draw.integer(3, 13), "d_model": d_model,
+                 "h": h}
+        if d_model % h == 0 and len(set(sizes.values()) | {d_model // h}) == 6:
+            return sizes

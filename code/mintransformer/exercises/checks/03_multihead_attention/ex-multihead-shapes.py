@@ -1,19 +1,24 @@
-"""Exercise: the shape of every tensor of encoder-decoder attention in the base model.
+"""Exercise: the shape of every tensor of encoder-decoder attention, for the student's sizes.
 
-The check confirms the format (a tuple of whole numbers for each tensor, made of the exercise's sizes); the
-shapes themselves are hidden test cases (grading/hidden/), checked when the notebook is graded.
+The sizes are the student's own (mt.exercises.parameters, drawn from STUDENT_ID; the book's are the base
+model's). The check confirms the format (a tuple of whole numbers for each tensor, made of the exercise's
+sizes); the shapes themselves are hidden test cases (grading/hidden/), checked when the notebook is graded.
 """
 
 from otter.test_files import test_case
 
-from mintransformer.exercises.checking import answered
+from mintransformer.exercises.checking import answered, student_numbers
 
 OK_FORMAT = False
 name = "ex-multihead-shapes"
 points = 3
 
-B, T, S, D, H = 2, 7, 9, 512, 8
-DK = D // H
+
+
+def _sizes(STUDENT_ID, shapes_numbers):
+    """(B, T, S, d_model, h) of the student's numbers."""
+    n = student_numbers(name, STUDENT_ID, shapes_numbers)
+    return n["B"], n["T"], n["S"], n["d_model"], n["h"]
 
 
 HINTS = {  # what each tensor is, never its shape: the shapes are the answer
@@ -48,10 +53,11 @@ def _shape(shapes, key):
 
 
 KEYS = list(HINTS)
-SIZES = {B, T, S, D, H, DK}  # the sizes of the exercise: B = 2, T = 7, S = 9, d_model = 512, h = 8, d_k = 64
 
 
-def _check_format(shapes, keys):
+def _check_format(shapes, keys, STUDENT_ID, shapes_numbers):
+    B, T, S, D, H = _sizes(STUDENT_ID, shapes_numbers)
+    SIZES = {B, T, S, D, H, D // H}  # the sizes of the exercise (the book's: 2, 7, 9, 512, 8 and d_k = 64)
     for key in keys:
         got = _shape(shapes, key)
         if not got or any(d not in SIZES for d in got):
@@ -61,15 +67,15 @@ def _check_format(shapes, keys):
 
 
 @test_case(points=1)
-def projections_and_split(shapes):
-    _check_format(shapes, KEYS[:6])
+def projections_and_split(shapes, STUDENT_ID, shapes_numbers):
+    _check_format(shapes, KEYS[:6], STUDENT_ID, shapes_numbers)
 
 
 @test_case(points=1)
-def logits_and_weights(shapes):
-    _check_format(shapes, KEYS[6:8])
+def logits_and_weights(shapes, STUDENT_ID, shapes_numbers):
+    _check_format(shapes, KEYS[6:8], STUDENT_ID, shapes_numbers)
 
 
 @test_case(points=1)
-def heads_merge_and_output(shapes):
-    _check_format(shapes, KEYS[8:])
+def heads_merge_and_output(shapes, STUDENT_ID, shapes_numbers):
+    _check_format(shapes, KEYS[8:], STUDENT_ID, shapes_numbers)
