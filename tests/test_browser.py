@@ -300,3 +300,44 @@ def test_screenshots_light_and_dark(browser, book, tmp_path):
         light, dark = (matplotlib.image.imread(tmp_path / f"{page}-{mode}.png") for mode in ("light", "dark"))
         assert light.shape[:2] == dark.shape[:2] == (900, 1280)
         assert light[..., :3].mean() > 0.8 and dark[..., :3].mean() < 0.3
+
+
+@pytest.mark.parametrize("name,pdf", [("chapters/02_attention.html", "02_attention.pdf"), ("intro.html", "book.pdf")])
+def test_download_button_offers_the_pdf(browser, book, tmp_path, name, pdf):
+    # Published (.github/workflows/pages.yml), the PDFs of scripts/book_pdf.py sit in pdf/ next to the
+    # HTML: the download menu's ".pdf" opens the chapter's, or the book's. Here a server like Pages
+    # serves the book with a pdf/ folder of its own.
+    (tmp_path / pdf).write_bytes(b"%PDF-1.4\n%%EOF\n")
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def translate_path(self, path):
+            if path.startswith("/pdf/"):
+                return str(tmp_path / pathlib.PurePosixPath(path).name)
+            return super().translate_path(path)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(book)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    served = f"http://127.0.0.1:{server.server_address[1]}/"
+    reader = bb.Reader(browser, serve=served)
+    try:
+        page = reader.open(served + name)
+        button = page.locator(".btn-download-pdf-button")
+        assert button.get_attribute("data-pdf") == served + "pdf/" + pdf
+        page.locator(".dropdown-download-buttons > button.dropdown-toggle").click()
+        with page.expect_request(lambda r: r.url == served + "pdf/" + pdf and r.method == "GET"):
+            button.click()
+    finally:
+        reader.close()
+        server.shutdown()
+        server.server_close()
+    # Opened from disk, where no PDF is published next to it, the entry prints the page instead.
+    reader = bb.Reader(browser)
+    page = reader.open(book / name)
+    page.evaluate("() => { window.print = () => { window.printed = true; }; }")
+    page.locator(".dropdown-download-buttons > button.dropdown-toggle").click()
+    page.locator(".btn-download-pdf-button").click()
+    page.wait_for_function("() => window.printed === true")
+    reader.close()

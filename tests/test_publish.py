@@ -72,6 +72,11 @@ def test_workflow_runs_the_readme_commands():
     assert "pip install -r requirements.txt" in setup and "pip install -r requirements.txt" in run
     assert run[run.index("pip install -r requirements.txt") + 1:][:len(build)] == build
     assert "pytest tests/test_browser.py" in run  # nothing is published that the browser rejects
+    # The PDFs: made by the README's command, read by their tests, published next to the HTML, where
+    # the download button looks for them (_static/book.js).
+    pdf = readme_block("The book as PDF")
+    assert run[run.index(pdf[0]):][:3] == pdf + ["pytest tests/test_pdf.py", "cp -r _build/pdf _build/html/pdf"]
+    assert "`pdf/${chapter ? chapter[1] : \"book\"}.pdf`" in (ROOT / "_static" / "book.js").read_text()
     # The pinned stack was made with Python 3.11 (constraints.txt): the workflow uses the same.
     python = [s for s in steps("build") if s.get("uses", "").startswith("actions/setup-python@")]
     assert python[0]["with"]["python-version"] == "3.11"
