@@ -227,3 +227,22 @@ def test_outline_titles_are_plain_text():
     assert book_pdf.plain_math(r"where $-10^9$ becomes $-\infty$") == "where -10⁹ becomes -∞"
     assert book_pdf.plain_math(r"$(x-\mu)/(\sigma+\epsilon)$: $\epsilon$ outside") == "(x-μ)/(σ+ε): ε outside"
     assert book_pdf.plain_math(r"by $\sqrt{d_\text{model}}$") == "by √d_model"
+
+
+def test_every_figure_and_every_numbered_equation_is_in_the_book(pdfs):
+    source = (ROOT / "_build" / "singlehtml" / "intro.html").read_text()
+    # Every image of the book (figures, plots) is drawn on a page of the PDF, once.
+    images = re.findall(r"<img[^>]*\ssrc=", source)
+    reader = pypdf.PdfReader(pdfs / "book.pdf")
+    drawn = 0
+    for page in reader.pages:
+        resources = page.get("/Resources")
+        objects = resources.get_object().get("/XObject") if resources is not None else None
+        if objects is not None:
+            objects = objects.get_object()
+            drawn += sum(objects[k].get_object().get("/Subtype") == "/Image" for k in objects)
+    assert len(images) > 50 and drawn == len(images), (drawn, len(images))
+    # Every numbered equation shows its number, as in the HTML: (1.1), ..., (12.n).
+    numbers = re.findall(r'class="eqno">\((\d+\.\d+)\)', source)
+    text = " ".join(page_texts(pdfs / "book.pdf"))
+    assert len(numbers) > 50 and not [n for n in numbers if f"({n})" not in text]
