@@ -256,7 +256,7 @@ def test_bag_bound_hidden_cases_catch_every_pair_twice_and_a_bound_tuned_to_the_
     public_sizes = (len(SMALL_PUBLIC), 36525 * 12)
     assert_tuned_answer_caught(CHAPTER, "ex-ablations-bag-bound", every_date=_every_date,
                                bag_bound=lambda pairs: _right_bound(pairs) if len(pairs) in public_sizes else 0.5)
-    # (The right answer passes the merged check: tests/test_hidden_checks.py.)
+    # (The right answer passes the merged check: tests/test_editions.py grades the key.)
 
 
 SMALL_PUBLIC = [("ab", "1"), ("ba", "2"), ("ab", "1"), ("cd", "3"), ("dc", "3"), ("ba", "2"), ("abc", "4")]
