@@ -274,7 +274,7 @@ def _answer_cells(original):
 def finish(converted, original, chapter, edition, url, pin=None):
     """Restore the cells' tags, fold or drop the solutions, mark what grading skips.
 
-    Every edition gets the chapter's ``STUDENT_ID`` cell under the title; with ``pin`` (a commit or
+    Every edition gets the chapter's ``STUDENT_ID`` cell under the title and the install cell; with ``pin`` (a commit or
     tag), the install cell installs the package at that version.
     """
     by_source = _code_cells_by_source(original)

@@ -383,7 +383,7 @@ def run_submission(cells, chapter, labels, hidden_dir, timeout, sandboxed=True, 
             path = out()
             run_cell(client, nb, _fill(SNAPSHOT_CELL, OUT=str(path)))
             snapshot = read(path)  # read now, before any code of the student's has run
-            run_cell(client, nb, f"STUDENT_ID = {student or ''!r}")  # the cell under the title, not run
+            run_cell(client, nb, f"STUDENT_ID = {student or ''!r}")  # the id cell's value: the cell is not run
             for source in cells[1:]:
                 run_cell(client, nb, source)
             public = {label: mt.exercises.check_path(chapter, label).read_text() for label in labels}

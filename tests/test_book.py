@@ -274,7 +274,7 @@ def test_parts_graded_by_hand_have_one_answer_cell(path):
 
 
 PER_STUDENT_SENTENCE = ("These are the book's numbers: the work cell prints yours, drawn from your `STUDENT_ID` (the "
-                        "cell under the notebook's title; with no id, they are the book's).")
+                        "cell near the top of the notebook; with no id, they are the book's).")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

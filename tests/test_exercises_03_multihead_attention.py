@@ -355,9 +355,16 @@ def test_params_checks_each_students_own_layer():
     n = mt.exercises.parameters("ex-multihead-params", student_id)
     d, h, k = n["d_model"], n["num_heads"], n["key_dim"]
     assert d % h and k == d // h and h * k < d
-    own = dict(RIGHT_COUNTS, params_six_heads=_keras_count(h, k, d), STUDENT_ID=student_id, params_numbers=n)
+    sublayers = 3 * n["num_layers"]  # (a) and (b): the big model's width and heads, the student's N
+    own = dict(params_big=sublayers * BIG_LAYER, params_big_key_dim_mistake=sublayers * BIG_KEY_DIM_LAYER,
+               params_six_heads=_keras_count(h, k, d), STUDENT_ID=student_id, params_numbers=n)
     passed, text = graded("ex-multihead-params", **own)
     assert passed, text
+    # The book's counts of (a) and (b), for N = 6, copied: the hidden cases catch them.
+    assert n["num_layers"] != 6
+    for name in ("params_big", "params_big_key_dim_mistake"):
+        passed, text = graded("ex-multihead-params", **dict(own, **{name: RIGHT_COUNTS[name]}))
+        assert not passed, text
     for wrong, message, public in [
         (4 * (d * d + d), f"h d_k = d_model = {d}", True),  # a layer as wide as the model: the public check
         (4 * (d * d + d), f"projections of width {h} x {k} = {h * k}", False),

@@ -255,7 +255,7 @@ def test_dot_rejects_wrong_first_rises(wrong, message):
 @pytest.mark.parametrize("runner_up,message", [
     ([34], "is that key alone in second place"),
     ([32], "is that key alone in second place"),
-    ([27], "not to 30"),
+    ([27], "looks 3 positions ahead"),
     ([33, 34], "the key with the highest score"),
     ([30], "the query's own position"),
     ([31, 35], "list every key with the second-highest score"),
@@ -297,7 +297,8 @@ def test_dot_checks_each_students_own_query():
         assert not passed and message in text, text
         assert_hides(text, [target - 1, target + 1])
     passed, text = check("ex-positional-dot", runner_up=[p - k], **own)  # the public check
-    assert not passed and f"not to {p}" in text, text
+    assert not passed and f"looks {k} positions ahead" in text, text
+    assert "distance" not in text and f"PE_{target}" not in text, text  # the reasoning is the written answer
 
 # ---------------------------------------------------------------- layout
 def _t2t_omega(d):

@@ -157,16 +157,24 @@ def test_length_penalty_says_the_same_whichever_winner_is_wrong():
 
 
 def test_length_penalty_for_a_drawn_id():
-    # A student's own hypotheses: the winners are the same as the book's (the exercise's point), the tie is
-    # not; the book's tie fails, and the tie of |Y|^alpha is named with the student's numbers.
+    # A student's own hypotheses: the winners follow from where they tie (B from the tie on), the tie is
+    # the student's; the book's tie fails, and the tie of |Y|^alpha is named with the student's numbers.
     numbers = mt.exercises.parameters("ex-inference-length-penalty", "s001")
     la, pa, lb, pb = (numbers[key] for key in ("length_a", "log_p_a", "length_b", "log_p_b"))
     assert (la, pa, lb, pb) != (5, -2.0, 9, -2.6)
     tie = np.log(pb / pa) / np.log((5 + lb) / (5 + la))
     right = dict(my_length_penalty=lambda n, a: ((5.0 + np.asarray(n, float)) / 6.0) ** a,
-                 winners={0.0: "A", 0.6: "A", 1.0: "B"}, tie_alpha=tie, STUDENT_ID="s001",
+                 winners={alpha: "B" if alpha > tie else "A" for alpha in (0.0, 0.6, 1.0)}, tie_alpha=tie,
+                 STUDENT_ID="s001",
                  length_penalty_numbers=numbers)
     assert check_merged("ex-inference-length-penalty", **right)[0]
+    # The winners vary too: over 200 ids, each of A A A, A A B and A B B (alpha = 0, 0.6, 1) is drawn.
+    kinds = set()
+    for i in range(200):
+        n = mt.exercises.parameters("ex-inference-length-penalty", f"id{i}")
+        t = np.log(n["log_p_b"] / n["log_p_a"]) / np.log((5 + n["length_b"]) / (5 + n["length_a"]))
+        kinds.add(tuple(alpha > t for alpha in (0.0, 0.6, 1.0)))
+    assert kinds == {(False, False, False), (False, False, True), (False, True, True)}
     passed, text = check_merged("ex-inference-length-penalty", **dict(right, tie_alpha=np.log(1.3) / np.log(1.4)))
     assert not passed and "tie_alpha is not the alpha for which s(A) = s(B)" in text, text
     assert_hides(text, tie)

@@ -39,12 +39,30 @@ def test_the_draw_is_pinned():
     # computed once; a change here would change every student's numbers in the middle of a term.
     draw = per_student.Draw("ex-attention-by-hand", "s001")
     assert [draw.integer(0, 9) for _ in range(8)] == PINNED_DIGITS
-    assert mt.exercises.parameters("ex-attention-by-hand", "s001") == PINNED_S001
+    assert {label: dict(mt.exercises.parameters(label, "s001")) for label in LABELS} == PINNED_S001
 
 
 PINNED_DIGITS = [8, 4, 3, 4, 5, 3, 3, 2]
-PINNED_S001 = {"q_1": (1, 2, 2, 1), "q_2": (0, 0, 0, 0), "k_1": (1, 1, 0, 0), "k_2": (1, 1, 1, 1),
-               "v_1": (5, 0), "v_2": (0, 8)}
+PINNED_S001 = {  # every exercise's numbers for STUDENT_ID "s001": a draw changed mid-term fails here
+    "ex-attention-by-hand": {"q_1": (1, 2, 2, 1), "q_2": (0, 0, 0, 0), "k_1": (1, 1, 0, 0), "k_2": (1, 1, 1, 1),
+                             "v_1": (5, 0), "v_2": (0, 8)},
+    "ex-attention-causal-independence": {"length": 9, "first_changed": 2},
+    "ex-gpt-cache-memory": {"model": "GPT-2 small", "num_layers": 12, "d_model": 768, "parameters": 124439808,
+                            "length": 320},
+    "ex-inference-cache-memory": {"batch": 32, "target_length": 220, "source_length": 170},
+    "ex-inference-length-penalty": {"length_a": 3, "log_p_a": -1.3, "length_b": 13, "log_p_b": -3.7},
+    "ex-layernorm-epsilon": {"ratio": 1.0385, "eps_small": 1e-06, "eps_keras": 0.001},
+    "ex-layers-which-positions": {"target": (1, 2, 4, 4, 7, 2, 5, 0), "t": 6, "source": (2, 2, 3, 2, 9, 2, 9, 0),
+                                  "s": 5},
+    "ex-mathematics-shift": {"z": (-2, 0)},
+    "ex-model-start-token": {"target": (0, 11, 8, 0, 0)},
+    "ex-model-untied-share": {"N": 6, "D": 352, "h": 8, "dff": 1408, "V": 37000},
+    "ex-multihead-params": {"d_model": 768, "num_heads": 11, "key_dim": 69, "num_layers": 10},
+    "ex-multihead-shapes": {"B": 6, "T": 11, "S": 10, "d_model": 640, "h": 4},
+    "ex-positional-dot": {"query_position": 47, "look_ahead": 4},
+    "ex-positional-wavelength": {"wavelength": 405, "tokens": 151},
+    "ex-training-base-schedule": {"d_model": 768, "warmup_steps": 3000, "train_steps": 200000},
+}
 
 
 def test_ids_are_read_as_the_grader_reads_them():
@@ -189,3 +207,11 @@ def test_numbers_are_plain_python(label):
         for value in mt.exercises.parameters(label, student_id).values():
             items = value if isinstance(value, tuple) else (value,)
             assert all(isinstance(v, (int, float, str)) for v in items), (label, value)
+
+
+def test_numbers_of_another_version_are_named():
+    label = LABELS[0]
+    stale = per_student.Parameters({k: v for k, v in mt.exercises.parameters(label, "s001").items()}, label, "s001")
+    stale[next(iter(stale))] = "changed"
+    with pytest.raises(AssertionError, match="this version of the book's package does not draw"):
+        student_numbers(label, "s001", stale)

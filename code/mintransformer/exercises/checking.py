@@ -243,14 +243,21 @@ def student_numbers(label, student_id, used=None):
 
     if student_id is None:
         raise AssertionError(
-            "This notebook defines no STUDENT_ID, and the exercise's numbers are drawn from it: run the "
-            'cell under the title (STUDENT_ID = "your id", or "" for the book\'s numbers), then the work cell.')
+            "This notebook defines no STUDENT_ID, and the exercise's numbers are drawn from it: run the cell "
+            'near the top of the notebook (STUDENT_ID = "your id", or "" for the book\'s numbers), then the work '
+            "cell.")
     try:
         student_id = per_student.normalize_id(student_id)
     except TypeError as error:
         raise AssertionError(str(error)) from None
-    if isinstance(used, per_student.Parameters) and used.label == label and used.student_id != student_id:
-        raise AssertionError(
-            f"Your work cell printed the numbers of STUDENT_ID {used.student_id!r}, but the notebook's id is "
-            f"{student_id!r}: run the work cell again and answer with the numbers it prints.")
-    return per_student.parameters(label, student_id)
+    numbers = per_student.parameters(label, student_id)
+    if isinstance(used, per_student.Parameters) and used.label == label:
+        if used.student_id != student_id:
+            raise AssertionError(
+                f"Your work cell printed the numbers of STUDENT_ID {used.student_id!r}, but the notebook's id is "
+                f"{student_id!r}: run the work cell again and answer with the numbers it prints.")
+        if dict(used) != dict(numbers):
+            raise AssertionError(
+                "Your work cell printed numbers that this version of the book's package does not draw for your "
+                "id: the notebook ran with another version. Run the notebook from its first cell again.")
+    return numbers

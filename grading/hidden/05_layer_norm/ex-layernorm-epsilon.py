@@ -4,6 +4,7 @@ Merged after the public check (mt.exercises.merged_source), so its helpers (_num
 _known_mistakes, name) are in scope.
 """
 
+import numpy as np
 from otter.test_files import test_case
 
 from mintransformer.exercises.checking import student_numbers
@@ -24,6 +25,16 @@ def _value(value, name, eps, other_eps, ratio):
     expected = _threshold(eps, ratio)
     if _same(value, expected, rtol=5e-4):  # noqa: F821 (3 significant digits: 0.00700 is not 0.0070029)
         return
+    step = 10.0 ** (np.floor(np.log10(expected)) - 2)
+    if np.isclose(value, np.floor(expected / step) * step, rtol=1e-9):  # truncated to 3 digits: r > ratio there too
+        return
+    lowest = value - 0.5 * 10.0 ** (np.floor(np.log10(value)) - 2)  # the least that rounds to it (3 digits)
+    if not _r(lowest, eps) > ratio:  # noqa: F821 (past the threshold, even before rounding)
+        raise AssertionError(
+            f"`{name}` = {value:.4g}: there r(sigma) does not exceed {ratio:g}, so your sigma is too large for "
+            f"eps = {eps:g}. Use a finer grid of sigma near the threshold, or solve r(sigma) = {ratio:g} (give "
+            "the answer to 3 significant digits)."
+        )
     if _same(value, _threshold(other_eps, ratio), rtol=5e-4):  # noqa: F821 (without saying that it is right there)
         raise AssertionError(f"`{name}` = {value:.4g}: check which eps you used. `{name}` is for eps = {eps:g}.")
     if 0 < value < expected and value > 0.5 * expected:

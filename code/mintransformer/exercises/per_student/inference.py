@@ -11,9 +11,11 @@ def _score(log_p, length, alpha):
 
 @exercise("ex-inference-length-penalty", book={"length_a": 5, "log_p_a": -2.0, "length_b": 9, "log_p_b": -2.6})
 def _(draw):
-    # The shorter A is the more likely (it wins at alpha = 0), the longer B the less; they tie between the
-    # paper's alpha = 0.6, where A still wins, and alpha = 1, where B does, each clearly enough to tell by hand.
-    # The tie of the wrong penalty |Y|^alpha is far from the right one, so that the check can name it.
+    # The shorter A is the more likely (it wins at alpha = 0), the longer B the less. They tie below the
+    # paper's alpha = 0.6 (B wins at 0.6 and 1), between 0.6 and 1 (A at 0.6, B at 1: the book's case) or
+    # above 1 (A at all three), each winner clear enough to tell by hand, so that the winners differ from
+    # student to student too. The tie of the wrong penalty |Y|^alpha is far from the right one, so that
+    # the check can name it.
     while True:
         length_a = draw.integer(3, 8)
         length_b = length_a + draw.integer(2, 10)
@@ -22,7 +24,8 @@ def _(draw):
         tie = math.log(log_p_b / log_p_a) / math.log((5 + length_b) / (5 + length_a))
         power_tie = math.log(log_p_b / log_p_a) / math.log(length_b / length_a)
         margins = [abs(_score(log_p_a, length_a, alpha) - _score(log_p_b, length_b, alpha)) for alpha in (0.6, 1.0)]
-        if 0.68 <= tie <= 0.92 and min(margins) >= 0.02 and abs(power_tie - tie) > 0.05:
+        if (0.15 <= tie <= 0.5 or 0.68 <= tie <= 0.92 or 1.1 <= tie <= 1.8) and min(margins) >= 0.02 \
+                and abs(power_tie - tie) > 0.05:
             return {"length_a": length_a, "log_p_a": log_p_a, "length_b": length_b, "log_p_b": log_p_b}
 
 

@@ -3,16 +3,18 @@
 from mintransformer.exercises.per_student import exercise
 
 
-@exercise("ex-multihead-params", book={"d_model": 512, "num_heads": 6, "key_dim": 85})
+@exercise("ex-multihead-params", book={"d_model": 512, "num_heads": 6, "key_dim": 85, "num_layers": 6})
 def _(draw):
-    # Part (c) only: a width that the number of heads does not divide, so that the package refuses it, and
+    # Part (c): a width that the number of heads does not divide, so that the package refuses it, and
     # Keras's key_dim = d_model // num_heads, so that the concatenation of the heads, num_heads * key_dim,
-    # is narrower than the model. Parts (a) and (b) stay the paper's big model (Table 3).
+    # is narrower than the model. Parts (a) and (b) keep the big model's width and heads (Table 3:
+    # d_model = 1024, h = 16) with a number of layers N of the student's own, never the paper's 6.
     while True:
         d_model = draw.choice((256, 384, 512, 640, 768, 1024))
         num_heads = draw.integer(3, 12)
         if d_model % num_heads:
-            return {"d_model": d_model, "num_heads": num_heads, "key_dim": d_model // num_heads}
+            return {"d_model": d_model, "num_heads": num_heads, "key_dim": d_model // num_heads,
+                    "num_layers": draw.choice((2, 3, 4, 5, 8, 10, 12))}
 
 
 @exercise("ex-multihead-shapes", book={"B": 2, "T": 7, "S": 9, "d_model": 512, "h": 8})

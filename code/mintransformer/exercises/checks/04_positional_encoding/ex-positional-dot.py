@@ -68,12 +68,11 @@ def runner_up_keys(runner_up, STUDENT_ID, dot_numbers):
         raise AssertionError(f"runner_up holds {target}, the key with the highest score: the query "
                              f"PE_{p} M_{k}^T is PE_{target}. Which keys come second?")
     if keys == [p - k]:
-        raise AssertionError(f"{p - k} is {k} positions behind {p}. The query PE_{p} M_{k}^T equals "
-                             f"PE_{target}, so its score against key p' is PE_{target} . PE_p': second place "
-                             f"depends on the distance to {target}, not to {p}.")
+        raise AssertionError(f"{p - k} is {k} positions behind {p}, but the query PE_{p} M_{k}^T looks {k} "
+                             "positions ahead. Which keys come second?")
     if p in keys:
-        raise AssertionError(f"runner_up holds {p}, the query's own position; but the query PE_{p} M_{k}^T "
-                             f"equals PE_{target}, so its scores are PE_{target} . PE_p'.")
+        raise AssertionError(f"runner_up holds {p}, the query's own position: where does the query "
+                             f"PE_{p} M_{k}^T look, and which keys come second there?")
 
 
 def _keys(runner_up):

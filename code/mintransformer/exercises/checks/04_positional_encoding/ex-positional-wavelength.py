@@ -47,7 +47,7 @@ def closest_to_100_positions(closest_pair, STUDENT_ID, wavelength_numbers):
     target, _ = _numbers(STUDENT_ID, wavelength_numbers)
     if i == _no_two_pi(target):
         raise AssertionError(
-            f"Pair {i} has 10000^(2i / 512) = {target}: you left out the 2 pi. The wavelength is "
+            f"Pair {i} has 10000^(2i / 512) closest to {target}: you left out the 2 pi. The wavelength is "
             "2 pi / omega_i = 2 pi 10000^(2i / d_model) positions, not 10000^(2i / d_model).")
     if not 0 <= i < len(PAIRS):
         raise AssertionError(f"closest_pair = {i}: the pairs of d_model = 512 are numbered 0 to 255 "
