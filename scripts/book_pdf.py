@@ -84,6 +84,13 @@ PREPARE = r"""([online, single]) => {
     // MathJax's hidden copy of each equation for screen readers would print as invisible text
     // outside the page; the typeset equation stays.
     for (const el of document.querySelectorAll('mjx-assistive-mml')) el.remove();
+    // The checks' "passed!" ends with an emoji, which this Chromium has no font for (a box in the
+    // PDF): emoji are left out of the print.
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node; (node = walker.nextNode()); ) {
+        if (/\p{Extended_Pictographic}/u.test(node.textContent))
+            node.textContent = node.textContent.replace(/\p{Extended_Pictographic}\uFE0F?/gu, '');
+    }
     const article = document.querySelector('.bd-article');
     let sent = 0;
     if (!single) {

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pypdf
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -154,6 +155,20 @@ def test_no_text_past_the_right_margin(pdfs, name):
                     cut.append((index + 1, text[:60]))
     document.close()
     assert not cut, cut[:10]
+
+
+@pytest.mark.parametrize("name", ["book"] + CHAPTERS)
+def test_no_glyph_without_a_font(pdfs, name):
+    # A character no font has (the emoji of the checks' "passed!") prints as an empty box, a glyph
+    # with no character behind it: book_pdf.py leaves emoji out, and no such box is left.
+    document = pdfium.PdfDocument(str(pdfs / f"{name}.pdf"))
+    boxes = []
+    for index, page in enumerate(document):
+        textpage = page.get_textpage()
+        boxes += [index + 1 for k in range(textpage.count_chars())
+                  if pdfium_c.FPDFText_GetUnicode(textpage.raw, k) == 0]
+    document.close()
+    assert not boxes, f"glyphs with no character on pages {sorted(set(boxes))[:10]}"
 
 
 def test_links_to_chapters_and_equations_stay_inside_the_book(pdfs):
