@@ -17,26 +17,27 @@ with quiet_stderr():
     _split_cpu_from_environment()  # MINTRANSFORMER_CPU_DEVICES=2: two logical CPUs (appendix A)
     _tf.constant(0.0)  # start the eager runtime now, while its log lines are discarded
 
-from .attention import MASK_FILL_VALUE, scaled_dot_product_attention
+from .attention import MASK_FILL_VALUE, scaled_dot_product_attention, tiled_attention
 from .decoder import Decoder, DecoderLayer
 from . import decoding
 from .decoding import (beam_search, beam_tokens, decode_tokens, greedy_decode, greedy_generate, greedy_tokens,
                        length_penalty, sample_decode, sample_generate)
 from .encoder import Encoder, EncoderLayer
 from .feedforward import FeedForward
-from .gpt import MinGPT
-from .layernorm import LayerNormalization
+from .gpt import LLAMA_STYLE, MinGPT, parameter_count
+from .layernorm import LayerNormalization, RMSNormalization
 from .masks import attends_causally, causal_mask, decoder_self_mask, merge_padding, padding_mask
 from .model import MinTransformer
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positional import PositionalEmbedding, positional_encoding
+from .rotary import apply_rotary, interleaved_to_half
 from .source import show_source
 from .sublayer import residual
 from .training import (MaskedAccuracy, MaskedLoss, StepLossHistory, TransformerSchedule, masked_accuracy,
                        masked_loss)
 
 # Submodules: mt.plotting, mt.distribute, ...
-from . import data, diagrams, distribute, exercises, plotting, recipes, stats  # noqa: E402
+from . import data, diagrams, distribute, exercises, plotting, recipes, rotary, stats  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -50,4 +51,6 @@ __all__ = [
     "sample_decode", "decode_tokens", "greedy_tokens", "beam_tokens", "MinGPT", "greedy_generate",
     "sample_generate",
     "length_penalty", "quiet_stderr", "StepLossHistory",
+    "RMSNormalization", "apply_rotary", "interleaved_to_half", "tiled_attention", "LLAMA_STYLE",
+    "parameter_count",
 ]

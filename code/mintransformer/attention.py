@@ -112,3 +112,74 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_layer=None, trainin
     # 3. Each output is the weighted average of the values.
     output = ops.matmul(dropped, v)  # (..., T, d_v)
     return output, weights
+
+
+def tiled_attention(q, k, v, mask=None, block_size=64, scale=None):
+    """Equation 1 computed over tiles of keys with an online softmax: the output, never the weights.
+
+    The idea behind FlashAttention (Dao et al., 2022), with the running maximum and sum of the
+    online softmax (Milakov and Gimelshein, 2018). The keys and values are read ``block_size``
+    at a time. For each query the function keeps three running quantities: the largest logit
+    so far, m; the sum of exp(logit - m), l; and the weighted sum of values, acc. When a tile
+    brings a larger maximum m', l and acc are multiplied by exp(m - m') before its terms are
+    added. At the end, acc / l equals softmax(Q K^T / sqrt(d_k)) V. The largest intermediate per
+    head is one (T, block_size) tile of logits, never the (T, S) matrix.
+
+    Written in ``keras.ops`` it runs the same arithmetic in another order: it shows the algorithm
+    and its memory, not FlashAttention's speed. That comes from a fused GPU kernel that keeps each
+    tile in on-chip memory, which Python cannot show (chapter 13).
+
+    Args:
+        q, k, v, mask, scale: as in ``scaled_dot_product_attention`` (mask True = may attend; a
+            query whose keys are all masked gets a zero output).
+        block_size: keys per tile, a positive int.
+
+    Returns:
+        The output (..., T, d_v), in the dtype of ``v``; equal to ``scaled_dot_product_attention``'s
+        up to float32 rounding. The number of keys S must be known when the function is traced.
+    """
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size={block_size!r} must be a positive int.")
+    num_keys = _static_shape(k)[-2]
+    if num_keys is None:
+        raise ValueError("tiled_attention needs the number of keys S known when it is traced (its tiles are "
+                         "a Python loop); give the tf.function an input_signature with a fixed S.")
+    q_shape, k_shape = _static_shape(q), _static_shape(k)
+    if q_shape[-1] is not None and k_shape[-1] is not None and q_shape[-1] != k_shape[-1]:
+        raise ValueError(f"Queries and keys must have the same depth d_k, but q has shape {q_shape} "
+                         f"and k has shape {k_shape}.")
+    if _static_shape(v)[-2] is not None and _static_shape(v)[-2] != num_keys:
+        raise ValueError(f"Keys and values must cover the same S positions: k has shape {k_shape}, "
+                         f"v has shape {_static_shape(v)}.")
+    if mask is not None:
+        check_mask_dtype(mask)
+        logits_shape = tuple(q_shape[:-1]) + (num_keys,)
+        check_mask_broadcasts(_static_shape(mask), logits_shape)
+        mask = ops.cast(mask, "bool")
+    if scale is None:
+        scale = ops.rsqrt(ops.cast(ops.shape(q)[-1], "float32"))
+    q32 = ops.cast(q, "float32") * ops.cast(scale, "float32")
+    k32, v32 = ops.cast(k, "float32"), ops.cast(v, "float32")
+    m = l = acc = None  # running maximum (..., T, 1), sum (..., T, 1), weighted values (..., T, d_v)
+    for start in range(0, num_keys, block_size):
+        stop = min(start + block_size, num_keys)
+        logits = ops.matmul(q32, ops.swapaxes(k32[..., start:stop, :], -1, -2))  # (..., T, b): one tile
+        keep = None
+        if mask is not None:
+            keep = mask if _static_shape(mask)[-1] == 1 else mask[..., start:stop]
+            logits = ops.where(keep, logits, MASK_FILL_VALUE)
+        tile_max = ops.max(logits, axis=-1, keepdims=True)  # (..., T, 1)
+        m_new = tile_max if m is None else ops.maximum(m, tile_max)
+        p = ops.exp(logits - m_new)  # (..., T, b), each at most 1
+        if keep is not None:
+            p = ops.where(keep, p, 0.0)  # masked keys add nothing, even in a row with no key left
+        tile_values = ops.matmul(p, v32[..., start:stop, :])  # (..., T, d_v)
+        if m is None:
+            l, acc = ops.sum(p, axis=-1, keepdims=True), tile_values
+        else:
+            correction = ops.exp(m - m_new)  # rescale what was summed under the old maximum
+            l = l * correction + ops.sum(p, axis=-1, keepdims=True)
+            acc = acc * correction + tile_values
+        m = m_new
+    output = ops.where(l > 0, acc / ops.where(l > 0, l, 1.0), 0.0)  # a row with every key masked: 0
+    return ops.cast(output, v.dtype)

@@ -6,7 +6,7 @@ from keras import ops
 
 from ._util import build_once
 from .feedforward import FeedForward
-from .layernorm import LayerNormalization
+from .layernorm import make_norm
 from .masks import attends_causally, keras_padding, merge_padding
 from .multihead import MultiHeadAttention
 from .sublayer import residual
@@ -28,6 +28,13 @@ class DecoderLayer(keras.layers.Layer):
         cross_attention: False leaves out sub-layer 2 (and its norm): the block of a
             decoder-only model such as GPT (``MinGPT``, chapter 12), which has no encoder.
             ``context`` and ``cross_mask`` are then ignored.
+        norm: ``"layer"`` (the paper's ``LayerNormalization``, the default) or ``"rms"``
+            (``RMSNormalization``), for every norm of the layer.
+        activation, use_bias: the feed-forward network's (``FeedForward``); ``use_bias`` also
+            for the attentions' projections.
+        num_key_value_heads, rotary: self-attention's grouped keys and values and its rotary
+            positions (``MultiHeadAttention``; chapter 13). Cross-attention keeps h key/value
+            heads and no rotation.
 
     Call:
         x (B, T, D), context (B, S, D), self_mask broadcastable to (B, h, T, T)
@@ -39,22 +46,27 @@ class DecoderLayer(keras.layers.Layer):
     """
 
     def __init__(self, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
-                 scale_attention=True, cross_attention=True, **kwargs):
+                 scale_attention=True, cross_attention=True, norm="layer", activation="relu",
+                 num_key_value_heads=None, rotary=None, use_bias=True, **kwargs):
         super().__init__(**kwargs)
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
         self.key_dim, self.scale_attention = key_dim, scale_attention
+        self.norm, self.activation, self.use_bias = norm, activation, use_bias
+        self.num_key_value_heads, self.rotary = num_key_value_heads, rotary
         self.supports_masking = True  # the output keeps the input's padding mask
         policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, key_dim, scale_attention,
-                                                 name="self_attention", **policy)
+                                                 num_key_value_heads=num_key_value_heads, rotary=rotary,
+                                                 use_bias=use_bias, name="self_attention", **policy)
         self.cross_attention = MultiHeadAttention(
-            d_model, num_heads, dropout, key_dim, scale_attention, name="cross_attention", **policy
+            d_model, num_heads, dropout, key_dim, scale_attention, use_bias=use_bias, name="cross_attention",
+            **policy
         ) if cross_attention else None
-        self.ffn = FeedForward(d_model, dff, dropout, name="ffn", **policy)
-        self.norm1 = LayerNormalization(name="norm1", **policy)
-        self.norm2 = LayerNormalization(name="norm2", **policy) if cross_attention else None
-        self.norm3 = LayerNormalization(name="norm3", **policy)
+        self.ffn = FeedForward(d_model, dff, dropout, activation=activation, use_bias=use_bias, name="ffn", **policy)
+        self.norm1 = make_norm(norm, name="norm1", **policy)
+        self.norm2 = make_norm(norm, name="norm2", **policy) if cross_attention else None
+        self.norm3 = make_norm(norm, name="norm3", **policy)
         self.residual_dropout = keras.layers.Dropout(dropout, **policy)
 
     def build(self, x_shape, context_shape=None):
@@ -80,12 +92,16 @@ class DecoderLayer(keras.layers.Layer):
         if cache is None:  # Keras's own padding masks, if any, mask those keys too
             self_mask = merge_padding(self_mask, keras_padding(x))
             cross_mask = merge_padding(cross_mask, keras_padding(context))
+        # The positions of x's rows (rotary attention rotates by them): 0 .. T - 1, or from ``position`` on.
+        positions = None if cache is None else ops.cast(position, "int32") + ops.arange(ops.shape(x)[1])
+
         def self_attention(h):  # 1. masked self-attention: position t sees target positions <= t
-            keys, values = self.self_attention.project_key_value(h, h)  # (B, h, T, d_k), (B, h, T, d_v)
+            keys, values = self.self_attention.project_key_value(h, h, positions)  # (B, h_kv, T, d_k | d_v)
             if cache is not None:  # decoding: write them into their slots, attend to the buffer
-                keys = ops.slice_update(cache["keys"], (0, 0, position, 0), keys)  # (B, h, L, d_k)
+                keys = ops.slice_update(cache["keys"], (0, 0, position, 0), keys)  # (B, h_kv, L, d_k)
                 values = ops.slice_update(cache["values"], (0, 0, position, 0), values)
-            y, weights = self.self_attention.attend(h, keys, values, attention_mask=self_mask, training=training)
+            y, weights = self.self_attention.attend(h, keys, values, attention_mask=self_mask, training=training,
+                                                    positions=positions)
             return y, (weights, keys, values)  # (B, T, D), (B, h, T, T or L)
 
         def cross_attention(h):  # 2. decoder queries; encoder keys and values
@@ -148,7 +164,8 @@ class DecoderLayer(keras.layers.Layer):
             d_model=self.d_model, num_heads=self.num_heads, dff=self.dff,
             dropout=self.dropout, norm_first=self.norm_first,
             key_dim=self.key_dim, scale_attention=self.scale_attention,
-            cross_attention=self.cross_attention is not None,
+            cross_attention=self.cross_attention is not None, norm=self.norm, activation=self.activation,
+            num_key_value_heads=self.num_key_value_heads, rotary=self.rotary, use_bias=self.use_bias,
         )
         return config
 
@@ -167,19 +184,23 @@ class Decoder(keras.layers.Layer):
     """
 
     def __init__(self, num_layers, d_model, num_heads, dff, dropout=0.1, norm_first=False, key_dim=None,
-                 scale_attention=True, cross_attention=True, **kwargs):
+                 scale_attention=True, cross_attention=True, norm="layer", activation="relu",
+                 num_key_value_heads=None, rotary=None, use_bias=True, **kwargs):
         super().__init__(**kwargs)
         self.num_layers, self.d_model, self.num_heads, self.dff = num_layers, d_model, num_heads, dff
         self.dropout, self.norm_first = dropout, norm_first
         self.key_dim, self.scale_attention, self.cross_attention = key_dim, scale_attention, cross_attention
+        self.norm, self.activation, self.use_bias = norm, activation, use_bias
+        self.num_key_value_heads, self.rotary = num_key_value_heads, rotary
         self.supports_masking = True  # the output keeps the input's padding mask
         policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every layer
         self.stack = [
             DecoderLayer(d_model, num_heads, dff, dropout, norm_first, key_dim, scale_attention, cross_attention,
-                         name=f"layer_{i}", **policy)
+                         norm=norm, activation=activation, num_key_value_heads=num_key_value_heads, rotary=rotary,
+                         use_bias=use_bias, name=f"layer_{i}", **policy)
             for i in range(num_layers)
         ]
-        self.final_norm = LayerNormalization(name="final_norm", **policy) if norm_first else None
+        self.final_norm = make_norm(norm, name="final_norm", **policy) if norm_first else None
 
     def build(self, x_shape, context_shape=None):
         for layer in self.stack:
@@ -212,9 +233,10 @@ class Decoder(keras.layers.Layer):
         caches = []
         for layer in self.stack:
             attention, dtype = layer.self_attention, layer.self_attention.compute_dtype
+            heads = attention.num_kv_heads  # h, or h_kv with grouped-query attention
             cache = dict(
-                keys=ops.zeros((batch, self.num_heads, max_length, attention.d_k), dtype),  # (B, h, L, d_k)
-                values=ops.zeros((batch, self.num_heads, max_length, attention.d_v), dtype),  # (B, h, L, d_v)
+                keys=ops.zeros((batch, heads, max_length, attention.d_k), dtype),  # (B, h_kv, L, d_k)
+                values=ops.zeros((batch, heads, max_length, attention.d_v), dtype),  # (B, h_kv, L, d_v)
                 is_token=ops.zeros((batch, max_length), dtype="bool"),  # (B, L)
             )
             if layer.cross_attention is not None:
@@ -253,5 +275,7 @@ class Decoder(keras.layers.Layer):
             num_layers=self.num_layers, d_model=self.d_model, num_heads=self.num_heads,
             dff=self.dff, dropout=self.dropout, norm_first=self.norm_first,
             key_dim=self.key_dim, scale_attention=self.scale_attention, cross_attention=self.cross_attention,
+            norm=self.norm, activation=self.activation, num_key_value_heads=self.num_key_value_heads,
+            rotary=self.rotary, use_bias=self.use_bias,
         )
         return config

@@ -11,7 +11,8 @@ from .decoder import Decoder
 from .masks import decoder_self_mask
 from .positional import PositionalEmbedding
 
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "swiglu")
+POSITIONS = ("learned", "sinusoidal", "none", "rotary")
 INITIALIZATIONS = ("default", "gpt2")
 
 
@@ -53,8 +54,9 @@ class MinGPT(keras.Model):
         positions, scale_embeddings: as in ``PositionalEmbedding``; the defaults are GPT-2's.
         share_embeddings: tie the output projection to the token embedding (GPT-2 does); False
             adds a separate ``Dense(vocab_size)``.
-        activation: the feed-forward network's, ``"relu"`` (the paper's, the default) or
-            ``"gelu"`` (GPT's and GPT-2's, in their tanh form: ``gelu`` above).
+        activation: the feed-forward network's, ``"relu"`` (the paper's, the default),
+            ``"gelu"`` (GPT's and GPT-2's, in their tanh form: ``gelu`` above) or ``"swiglu"``
+            (Llama's gated network, ``FeedForward``; chapter 13).
         norm_epsilon: every layer norm's epsilon: 1e-6 (the default, the package's) or 1e-5 (GPT-2's).
         initialization: ``"default"``, the package's: Glorot-uniform kernels (Keras's), a token
             embedding of standard deviation 1/sqrt(d_model) and learned positions of 1/sqrt(2),
@@ -66,6 +68,15 @@ class MinGPT(keras.Model):
             residual layers' weights by 1/sqrt(N), N the number of residual layers, two per
             block (nanoGPT's reading; the released code is for inference and does not show it).
             Biases start at zero and layer norms at gamma = 1, beta = 0 in both.
+        norm: ``"layer"`` (layer norm, the default) or ``"rms"`` (RMSNorm), every norm of the model.
+        num_key_value_heads: self-attention's key/value heads, None for ``num_heads`` (grouped-query
+            attention when fewer, ``MultiHeadAttention``).
+        rotary_layout: with ``positions="rotary"`` (no position is added to the embeddings; the
+            queries and keys of every layer are rotated instead, RoPE), which features pair up:
+            ``"interleaved"`` (the default, Meta's Llama code) or ``"half"`` (KerasHub's and
+            Hugging Face's).
+        use_bias: False leaves out every bias of the attentions and the feed-forward networks.
+        ``LLAMA_STYLE`` below holds the switches of a Llama-style model (chapter 13).
 
     With ``norm_first=True``, ``positions="learned"``, ``scale_embeddings=False``,
     ``share_embeddings=True``, ``activation="gelu"``, ``norm_epsilon=1e-5`` and ``pad_id=-1`` the
@@ -83,8 +94,10 @@ class MinGPT(keras.Model):
     def __init__(self, num_layers, d_model, num_heads, dff, vocab_size, max_length, dropout=0.1,
                  norm_first=True, pad_id=0, positions="learned", scale_embeddings=False,
                  share_embeddings=True, activation="relu", norm_epsilon=1e-6, initialization="default",
-                 **kwargs):
+                 norm="layer", num_key_value_heads=None, rotary_layout="interleaved", use_bias=True, **kwargs):
         super().__init__(**kwargs)
+        if positions not in POSITIONS:
+            raise ValueError(f"positions={positions!r} must be one of {POSITIONS}.")
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} must be one of {ACTIVATIONS}.")
         if initialization not in INITIALIZATIONS:
@@ -100,13 +113,20 @@ class MinGPT(keras.Model):
         self.positions, self.scale_embeddings = positions, scale_embeddings
         self.share_embeddings = share_embeddings
         self.activation, self.norm_epsilon, self.initialization = activation, norm_epsilon, initialization
+        self.norm, self.num_key_value_heads, self.use_bias = norm, num_key_value_heads, use_bias
+        self.rotary_layout = rotary_layout
+        rotary = rotary_layout if positions == "rotary" else None
         policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
-        self.embedding = PositionalEmbedding(vocab_size, d_model, max_length, positions, scale_embeddings,
+        self.embedding = PositionalEmbedding(vocab_size, d_model, max_length,
+                                             "none" if positions == "rotary" else positions, scale_embeddings,
                                              name="embedding", **policy)
         self.embedding_dropout = keras.layers.Dropout(dropout, **policy)
         self.decoder = Decoder(num_layers, d_model, num_heads, dff, dropout, norm_first, cross_attention=False,
+                               norm=norm, activation="swiglu" if activation == "swiglu" else "relu",
+                               num_key_value_heads=num_key_value_heads, rotary=rotary, use_bias=use_bias,
                                name="decoder", **policy)
-        self.final_layer = None if share_embeddings else keras.layers.Dense(vocab_size, name="final_layer",
+        self.final_layer = None if share_embeddings else keras.layers.Dense(vocab_size, use_bias=use_bias,
+                                                                            name="final_layer",
                                                                             **policy)
         self._set_gpt2_choices()
 
@@ -136,8 +156,9 @@ class MinGPT(keras.Model):
         residual = 0.02 / math.sqrt(2 * self.num_layers)  # the 2N residual layers' projections
         for layer in layers:
             attention, ffn = layer.self_attention, layer.ffn
-            for dense, stddev in [(attention.wq, 0.02), (attention.wk, 0.02), (attention.wv, 0.02),
-                                  (attention.wo, residual), (ffn.inner, 0.02), (ffn.outer, residual)]:
+            denses = [(attention.wq, 0.02), (attention.wk, 0.02), (attention.wv, 0.02),
+                      (attention.wo, residual), (ffn.inner, 0.02), (ffn.up, 0.02), (ffn.outer, residual)]
+            for dense, stddev in [(d, s) for d, s in denses if d is not None]:
                 dense.kernel_initializer = normal(stddev)  # the biases stay zeros, Dense's default
         if self.final_layer is not None:
             self.final_layer.kernel_initializer = normal(0.02)
@@ -208,5 +229,45 @@ class MinGPT(keras.Model):
             norm_first=self.norm_first, pad_id=self.pad_id, positions=self.positions,
             scale_embeddings=self.scale_embeddings, share_embeddings=self.share_embeddings,
             activation=self.activation, norm_epsilon=self.norm_epsilon, initialization=self.initialization,
+            norm=self.norm, num_key_value_heads=self.num_key_value_heads, rotary_layout=self.rotary_layout,
+            use_bias=self.use_bias,
         )
         return config
+
+
+# The switches of a Llama-style model (Touvron et al., 2023): pre-norm with RMSNorm (epsilon 1e-5,
+# Llama 2's), rotary positions and nothing added to the embeddings, SwiGLU, no biases, an output
+# projection of its own, and no padding mask (pass ``pad_id`` to mask one). Sizes, the number of
+# key/value heads (grouped-query attention) and dropout are the caller's.
+LLAMA_STYLE = dict(norm_first=True, norm="rms", norm_epsilon=1e-5, positions="rotary", scale_embeddings=False,
+                   activation="swiglu", use_bias=False, share_embeddings=False, pad_id=-1)
+
+
+def parameter_count(num_layers, d_model, num_heads, dff, vocab_size, max_length, norm_first=True,
+                    positions="learned", share_embeddings=True, activation="relu", norm="layer",
+                    num_key_value_heads=None, use_bias=True, key_dim=None, **unused):
+    """The number of weights of ``MinGPT(**config)``, counted from its configuration alone.
+
+    It builds nothing, so it counts a model too large to build here: Llama 2 7B's configuration
+    (``num_layers=32, d_model=4096, num_heads=32, dff=11008, vocab_size=32000`` with
+    ``LLAMA_STYLE``) gives 6,738,415,616, the count Meta reports for it. ``tests/test_modern.py``
+    checks the formula against ``count_params()`` of built models. Other keyword arguments of
+    ``MinGPT`` (dropout, epsilon, ...) change no count and are accepted and ignored.
+    """
+    kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
+    d_k = d_model // num_heads if key_dim is None else key_dim
+    d_v = d_model // num_heads
+    bias = 1 if use_bias else 0
+    attention = (d_model * num_heads * d_k + bias * num_heads * d_k  # W^Q
+                 + d_model * kv_heads * d_k + bias * kv_heads * d_k  # W^K
+                 + d_model * kv_heads * d_v + bias * kv_heads * d_v  # W^V
+                 + num_heads * d_v * d_model + bias * d_model)  # W^O
+    matrices = 3 if activation == "swiglu" else 2
+    ffn = (matrices - 1) * (d_model * dff + bias * dff) + dff * d_model + bias * d_model
+    one_norm = d_model * (2 if norm == "layer" else 1)  # gamma (and beta)
+    layer = attention + ffn + 2 * one_norm
+    total = num_layers * layer + vocab_size * d_model  # the token embedding
+    total += one_norm if norm_first else 0  # the final norm
+    total += max_length * d_model if positions == "learned" else 0
+    total += 0 if share_embeddings else d_model * vocab_size + bias * vocab_size  # the separate output Dense
+    return total

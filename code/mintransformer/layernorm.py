@@ -39,3 +39,48 @@ class LayerNormalization(keras.layers.Layer):
         config = super().get_config()
         config.update(epsilon=self.epsilon)
         return config
+
+
+NORMS = ("layer", "rms")
+
+
+@keras.saving.register_keras_serializable(package="mintransformer")
+class RMSNormalization(keras.layers.Layer):
+    """RMSNorm(x) = gamma * x / sqrt(mean(x^2) + epsilon), over the feature axis (Zhang and Sennrich, 2019).
+
+    Layer norm without its two centring steps: no mean is subtracted before the statistics, and
+    no beta is added after. One statistic per position (the mean square) instead of two, and one
+    weight vector instead of two. Statistics are computed in float32 even under mixed precision.
+    Equals ``keras.layers.RMSNormalization`` with the same ``epsilon`` and its ``scale`` copied into
+    ``gamma`` (``tests/test_modern.py``).
+
+    Args:
+        epsilon: added to the mean square, inside the square root (as in Llama's code and Keras's
+            layer; outside the root, ``x / (rms + epsilon)``, is another function).
+    """
+
+    def __init__(self, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True  # position-wise: the output keeps the input's padding mask
+        self.epsilon = epsilon
+
+    def build(self, input_shape):
+        self.gamma = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="gamma")
+
+    def call(self, x):
+        x32 = ops.cast(x, "float32")
+        mean_square = ops.mean(ops.square(x32), axis=-1, keepdims=True)  # (..., 1)
+        x_hat = x32 * ops.rsqrt(mean_square + self.epsilon)  # epsilon inside the root
+        return ops.cast(x_hat, x.dtype) * ops.cast(self.gamma, x.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(epsilon=self.epsilon)
+        return config
+
+
+def make_norm(norm, epsilon=1e-6, **kwargs):
+    """A norm layer by name: ``"layer"`` (the paper's, ``LayerNormalization``) or ``"rms"`` (``RMSNormalization``)."""
+    if norm not in NORMS:
+        raise ValueError(f"norm={norm!r} must be one of {NORMS}.")
+    return (LayerNormalization if norm == "layer" else RMSNormalization)(epsilon=epsilon, **kwargs)

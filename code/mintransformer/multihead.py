@@ -1,11 +1,13 @@
 """Multi-head attention (paper section 3.2.2) and the head split/merge reshapes."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from ._util import build_once
 from .attention import scaled_dot_product_attention
 from .masks import keras_padding, merge_padding, with_heads_axis
+from .rotary import LAYOUTS, apply_rotary
 
 
 def split_heads(x, num_heads):
@@ -63,9 +65,21 @@ class MultiHeadAttention(keras.layers.Layer):
             d_model / h. The values keep d_v = d_model / h (paper Table 3, row B).
         scale_attention: False leaves out the 1 / sqrt(d_k) of equation 1 (chapter 11); the same
             name as in the layers and models that pass it on.
+        num_key_value_heads: the number of key/value heads, h_kv; None (the default) for h, the
+            paper's multi-head attention. Fewer is grouped-query attention (Ainslie et al., 2023):
+            each key/value head serves h / h_kv consecutive query heads (query head i reads
+            key/value head i // (h / h_kv), as in Keras's ``GroupQueryAttention`` and Llama's
+            code); 1 is multi-query attention (Shazeer, 2019). ``wk`` and ``wv`` then have
+            h_kv * d_k and h_kv * d_v outputs, and a decoding cache holds h_kv heads.
+        rotary: None (the default) for no rotation; ``"interleaved"`` or ``"half"`` rotates the
+            queries and keys of every head by their positions (RoPE, ``rotary.apply_rotary``,
+            that layout). The keys are rotated when projected, so a cache holds rotated keys.
+        rotary_base: the base of the rotation's frequencies.
+        use_bias: False leaves the biases out of the four projections (Llama has none).
     """
 
-    def __init__(self, d_model, num_heads, dropout=0.0, key_dim=None, scale_attention=True, **kwargs):
+    def __init__(self, d_model, num_heads, dropout=0.0, key_dim=None, scale_attention=True,
+                 num_key_value_heads=None, rotary=None, rotary_base=10000.0, use_bias=True, **kwargs):
         super().__init__(**kwargs)
         # Keras's implicit padding masks of ``key`` and ``value`` are merged into the attention
         # mask (see ``call``); the output keeps the query's, as Keras's own layer does.
@@ -81,11 +95,23 @@ class MultiHeadAttention(keras.layers.Layer):
         self.d_k = self.d_v if key_dim is None else key_dim
         self.key_dim, self.scale_attention = key_dim, scale_attention
         self.dropout = dropout
+        kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
+        if (not isinstance(kv_heads, (int, np.integer)) or isinstance(kv_heads, bool) or kv_heads < 1
+                or num_heads % kv_heads):
+            raise ValueError(f"num_key_value_heads={num_key_value_heads!r} must be a whole number that divides "
+                             f"num_heads={num_heads} (1 for multi-query attention, num_heads or None for "
+                             "multi-head attention).")
+        if rotary is not None and rotary not in LAYOUTS:
+            raise ValueError(f"rotary={rotary!r} must be None or one of {LAYOUTS}.")
+        if rotary is not None and self.d_k % 2:
+            raise ValueError(f"rotary needs an even d_k (features rotate in pairs); d_k={self.d_k}.")
+        self.num_key_value_heads, self.num_kv_heads = num_key_value_heads, int(kv_heads)
+        self.rotary, self.rotary_base, self.use_bias = rotary, rotary_base, use_bias
         policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
-        self.wq = keras.layers.Dense(num_heads * self.d_k, name="wq", **policy)
-        self.wk = keras.layers.Dense(num_heads * self.d_k, name="wk", **policy)
-        self.wv = keras.layers.Dense(d_model, name="wv", **policy)
-        self.wo = keras.layers.Dense(d_model, name="wo", **policy)
+        self.wq = keras.layers.Dense(num_heads * self.d_k, use_bias=use_bias, name="wq", **policy)
+        self.wk = keras.layers.Dense(self.num_kv_heads * self.d_k, use_bias=use_bias, name="wk", **policy)
+        self.wv = keras.layers.Dense(self.num_kv_heads * self.d_v, use_bias=use_bias, name="wv", **policy)
+        self.wo = keras.layers.Dense(d_model, use_bias=use_bias, name="wo", **policy)
         self.attention_dropout = keras.layers.Dropout(dropout, **policy)
 
     def build(self, query_shape, key_shape=None, value_shape=None):
@@ -96,15 +122,28 @@ class MultiHeadAttention(keras.layers.Layer):
         build_once(self.wv, value_shape)
         build_once(self.wo, tuple(query_shape[:-1]) + (self.d_model,))
 
-    def project_key_value(self, key, value):
-        """The heads' keys (B, h, S, d_k) and values (B, h, S, d_v): what a decoding cache stores."""
-        k = split_heads(self.wk(key), self.num_heads)  # (B, h, S, d_k)
-        v = split_heads(self.wv(value), self.num_heads)  # (B, h, S, d_v)
+    def project_key_value(self, key, value, positions=None):
+        """The heads' keys (B, h_kv, S, d_k) and values (B, h_kv, S, d_v): what a decoding cache stores.
+
+        With ``rotary``, the keys are rotated by ``positions`` (S,), None for 0 .. S - 1.
+        """
+        k = split_heads(self.wk(key), self.num_kv_heads)  # (B, h_kv, S, d_k)
+        v = split_heads(self.wv(value), self.num_kv_heads)  # (B, h_kv, S, d_v)
+        if self.rotary is not None:
+            k = apply_rotary(k, positions, self.rotary, self.rotary_base)
         return k, v
 
-    def attend(self, query, k, v, attention_mask=None, training=False):
-        """Attention of ``query`` (B, T, D) over projected keys (B, h, S, d_k) and values (B, h, S, d_v)."""
+    def attend(self, query, k, v, attention_mask=None, training=False, positions=None):
+        """Attention of ``query`` (B, T, D) over projected keys (B, h_kv, S, d_k) and values (B, h_kv, S, d_v).
+
+        With ``rotary``, the queries are rotated by ``positions`` (T,), None for 0 .. T - 1.
+        """
         q = split_heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
+        if self.rotary is not None:
+            q = apply_rotary(q, positions, self.rotary, self.rotary_base)
+        if self.num_kv_heads != self.num_heads:  # grouped: each key/value head serves h / h_kv query heads
+            group = self.num_heads // self.num_kv_heads
+            k, v = ops.repeat(k, group, axis=1), ops.repeat(v, group, axis=1)  # (B, h, S, d_k | d_v)
         heads, weights = scaled_dot_product_attention(
             q, k, v, mask=with_heads_axis(attention_mask), dropout_layer=self.attention_dropout, training=training,
             scale=None if self.scale_attention else 1.0,
@@ -136,5 +175,7 @@ class MultiHeadAttention(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(d_model=self.d_model, num_heads=self.num_heads, dropout=self.dropout,
-                      key_dim=self.key_dim, scale_attention=self.scale_attention)
+                      key_dim=self.key_dim, scale_attention=self.scale_attention,
+                      num_key_value_heads=self.num_key_value_heads, rotary=self.rotary,
+                      rotary_base=self.rotary_base, use_bias=self.use_bias)
         return config
