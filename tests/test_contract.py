@@ -15,6 +15,10 @@ FFN_PARAMS = D * DFF + DFF + DFF * D + D
 LN_PARAMS = 2 * D
 ENC_LAYER_PARAMS = MHA_PARAMS + FFN_PARAMS + 2 * LN_PARAMS
 DEC_LAYER_PARAMS = 2 * MHA_PARAMS + FFN_PARAMS + 3 * LN_PARAMS
+# Chapter 13's switches: one key/value head of d_k = D / H, no biases; SwiGLU's third matrix.
+MQA_PARAMS = D * D + 2 * D * (D // H) + D * D
+SWIGLU_PARAMS = 2 * (D * DFF + DFF) + DFF * D + D
+LLAMA_LAYER_PARAMS = MQA_PARAMS + 3 * D * DFF + 2 * D
 
 
 def source_mask(tokens):
@@ -32,6 +36,10 @@ CASES = {
         lambda layer, t: layer(t[0], t[1], t[1], attention_mask=source_mask(t[2]),
                                return_attention_scores=True),
         [Features(D, T), Features(D, S), Tokens(V, S)], 8, MHA_PARAMS, D),
+    "MultiHeadAttention/grouped+rotary+no bias": (
+        lambda: mt.MultiHeadAttention(D, H, num_key_value_heads=1, rotary="half", use_bias=False),
+        lambda layer, t: layer(t[0], t[0], t[0]),
+        [Features(D, T)], 4, MQA_PARAMS, D),
     "PositionalEmbedding": (
         lambda: mt.PositionalEmbedding(V, D, MAX_LEN),
         lambda layer, t: layer(t[0]),
@@ -40,10 +48,18 @@ CASES = {
         lambda: mt.LayerNormalization(),
         lambda layer, t: layer(t[0]),
         [Features(D, T)], 2, LN_PARAMS, D),
+    "RMSNormalization": (
+        lambda: mt.RMSNormalization(),
+        lambda layer, t: layer(t[0]),
+        [Features(D, T)], 1, D, D),
     "FeedForward": (
         lambda: mt.FeedForward(D, DFF),
         lambda layer, t: layer(t[0]),
         [Features(D, T)], 4, FFN_PARAMS, D),
+    "FeedForward/swiglu": (
+        lambda: mt.FeedForward(D, DFF, activation="swiglu"),
+        lambda layer, t: layer(t[0]),
+        [Features(D, T)], 6, SWIGLU_PARAMS, D),
     "EncoderLayer": (
         lambda: mt.EncoderLayer(D, H, DFF),
         lambda layer, t: layer(t[0], attention_mask=source_mask(t[1])),
@@ -92,6 +108,12 @@ CASES = {
                           positions="sinusoidal", scale_embeddings=True),
         lambda layer, t: layer(t[0]),
         [Tokens(V, T)], 1 + 16 + 2, V * D + ENC_LAYER_PARAMS + D * V + V, V),
+    # Chapter 13's Llama-style model: RMSNorm (gamma only), rotary positions (no table), SwiGLU,
+    # one key/value head, no biases, an untied output layer without bias.
+    "MinGPT/llama-style": (
+        lambda: mt.MinGPT(N, D, H, DFF, V, MAX_LEN, num_key_value_heads=1, **mt.LLAMA_STYLE),
+        lambda layer, t: layer(t[0]),
+        [Tokens(V, T)], 1 + 9 * N + 1 + 1, V * D + N * LLAMA_LAYER_PARAMS + D + D * V, V),
 }
 
 
@@ -113,7 +135,7 @@ def test_every_public_layer_is_covered_by_the_contract():
 
 
 @pytest.mark.parametrize("name", ["MultiHeadAttention", "PositionalEmbedding",
-                                  "LayerNormalization", "FeedForward", "EncoderLayer",
+                                  "LayerNormalization", "RMSNormalization", "FeedForward", "EncoderLayer",
                                   "DecoderLayer", "Encoder", "Decoder", "MinTransformer", "MinGPT",
                                   "TransformerSchedule", "MaskedLoss", "masked_loss",
                                   "masked_accuracy"])
