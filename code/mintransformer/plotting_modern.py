@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from keras import ops
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter
 
 from .rotary import apply_rotary, rotary_frequencies
 
@@ -52,26 +53,29 @@ def rotation_figure(depth=16, pairs=(0, 2), positions=range(8), vector=(1.0, 0.3
     return fig
 
 
-def cache_memory_figure(panels, unit=2**20, unit_name="MiB"):
+def cache_memory_figure(panels):
     """The key/value cache's size against the number of key/value heads, one panel per model.
 
     Args:
         panels: a list of ``(title, kv_heads, sizes)``: the numbers of key/value heads and the
-            cache's bytes for each (the caller computes them).
-        unit, unit_name: the unit of the vertical axis.
+            cache's bytes for each (the caller computes them). Each panel has its own unit, the
+            largest of KiB, MiB and GiB in which its smallest size is at least 1.
     """
     fig, axes = _figure((4.8 * len(panels), 4.0), len(panels))
     for ax, (title, kv_heads, sizes) in zip(axes, panels):
-        kv_heads, sizes = np.asarray(kv_heads), np.asarray(sizes, "float64") / unit
+        kv_heads, sizes = np.asarray(kv_heads), np.asarray(sizes, "float64")
+        power = max(p for p in (1, 2, 3) if sizes.min() >= 1024**p or p == 1)
+        sizes, unit_name = sizes / 1024**power, ("KiB", "MiB", "GiB")[power - 1]
         ax.plot(kv_heads, sizes, "o-", color="tab:blue")
         for h_kv, size in zip(kv_heads, sizes):
             label = "MQA" if h_kv == 1 else "MHA" if h_kv == kv_heads.max() else "GQA"
-            ax.annotate(f"{label}\n{size:.3g}", (h_kv, size), textcoords="offset points", xytext=(0, 8),
+            ax.annotate(f"{label}\n{size:,.4g}", (h_kv, size), textcoords="offset points", xytext=(0, 8),
                         ha="center", fontsize=8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
         ax.set_xticks(kv_heads, [str(h) for h in kv_heads])
         ax.set_ylim(sizes.min() / 2, sizes.max() * 4)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.4g}"))
         ax.set_xlabel("key/value heads $h_{kv}$")
         ax.set_ylabel(f"key/value cache ({unit_name})")
         ax.set_title(title, fontsize=10)
