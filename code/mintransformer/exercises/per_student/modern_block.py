@@ -1,0 +1,33 @@
+"""Chapter 13, the modern block: per-student numbers."""
+
+from mintransformer.exercises.per_student import exercise
+
+
+@exercise("ex-modern-gqa-cache", book={"num_layers": 80, "d_model": 8192, "num_heads": 64, "num_key_value_heads": 8,
+                                      "batch_size": 1, "length": 4096, "bytes_per_value": 2})
+def _(draw):
+    # The book's is Llama 2 70B's configuration (80 layers, d_model = 8,192, 64 query heads, 8 key/value heads)
+    # at its full context of 4,096 tokens in bfloat16. A student's: a model of another size, d_k = 64 or 128 as
+    # in the released models, a number of key/value heads that divides h and is neither h nor 1 (so that the
+    # three caches differ), a context, a batch, and 2 (bfloat16) or 4 (float32) bytes per value.
+    while True:
+        num_heads = draw.choice((8, 12, 16, 24, 32, 40, 48, 64))
+        d_k = draw.choice((64, 128))
+        groups = [g for g in range(2, num_heads) if num_heads % g == 0]
+        values = {"num_layers": 4 * draw.integer(4, 20), "d_model": num_heads * d_k, "num_heads": num_heads,
+                  "num_key_value_heads": draw.choice(groups), "batch_size": draw.choice((1, 2, 4, 8, 16, 32)),
+                  "length": 1024 * draw.integer(1, 8), "bytes_per_value": draw.choice((2, 4))}
+        if (values["num_layers"], values["d_model"], values["num_heads"]) != (80, 8192, 64):
+            return values
+
+
+@exercise("ex-modern-swiglu-width", book={"d_model": 4096, "multiple_of": 256})
+def _(draw):
+    # Llama 2 7B's width and rounding in the book (11,008). A student's: a width, a multiple of 128 from 512
+    # to 8,192, and a rounding multiple, such that 2/3 of 4 d_model is not already a multiple (so that rounding
+    # up and rounding down differ) and the width is not the book's.
+    while True:
+        d_model = 128 * draw.integer(4, 64)
+        multiple_of = draw.choice((32, 64, 128, 256, 512))
+        if int(8 * d_model / 3) % multiple_of and (d_model, multiple_of) != (4096, 256):
+            return {"d_model": d_model, "multiple_of": multiple_of}
