@@ -8,6 +8,8 @@ SwiGLU and tiled attention against their formulas; a Llama-style ``MinGPT`` agai
 defaults (every switch off is the paper's model, as before the switches existed).
 """
 
+import json
+
 import keras
 import keras_hub
 import mintransformer as mt
@@ -90,7 +92,7 @@ def test_rms_norm_equals_the_numpy_formula_and_keeps_epsilon_inside_the_root(rng
 
 
 def test_rms_norm_does_not_centre_the_features(rng):
-    """Unlike layer norm, a constant shift of every feature is not removed: RMSNorm(x + c) != RMSNorm(x) + ..."""
+    """Unlike layer norm, RMSNorm does not remove a shift c of every feature: RMSNorm(x + c) != RMSNorm(x)."""
     x = rng.normal(size=(B, T, D)).astype("float32")
     rms, layer_norm = mt.RMSNormalization(), mt.LayerNormalization()
     np.testing.assert_allclose(layer_norm(x + 5.0), layer_norm(x), atol=1e-4)
@@ -129,29 +131,18 @@ def test_make_norm_builds_either_norm_and_refuses_others():
         mt.MinGPT(1, D, H, 32, 11, 8, norm="RMS")
 
 
-# --- the layer contract of the new layer and of the old layers with every switch on -------------
+# --- the layer contract ------------------------------------------------------------------------
+# tests/test_contract.py runs it for RMSNormalization, grouped rotary attention without biases, SwiGLU
+# and the Llama-style MinGPT; here, the decoder layer with every switch on (and one key/value head).
 
 
-CONTRACT = {
-    "RMSNormalization": (lambda: mt.RMSNormalization(), lambda layer, t: layer(t[0]), 1, D),
-    "MultiHeadAttention/gqa+rotary+no-bias": (
-        lambda: mt.MultiHeadAttention(D, H, num_key_value_heads=2, rotary="half", use_bias=False),
-        lambda layer, t: layer(t[0], t[0], t[0]), 4, D * D + 2 * D * 2 * D_K + D * D),
-    "FeedForward/swiglu": (lambda: mt.FeedForward(D, 24, activation="swiglu"), lambda layer, t: layer(t[0]),
-                           6, 3 * D * 24 + 2 * 24 + D),
-    "DecoderLayer/llama": (
+def test_layer_contract_of_a_decoder_layer_with_every_switch(tmp_path):
+    run_layer_contract(
         lambda: mt.DecoderLayer(D, H, 24, norm_first=True, cross_attention=False, norm="rms", activation="swiglu",
                                 num_key_value_heads=1, rotary="interleaved", use_bias=False),
-        lambda layer, t: layer(t[0], None), 4 + 3 + 2, D * D + 2 * D * D_K + D * D + 3 * D * 24 + 2 * D),
-}
-
-
-@pytest.mark.parametrize("case", CONTRACT, ids=list(CONTRACT))
-def test_layer_contract_with_the_new_switches(case, tmp_path):
-    factory, call, num_weights, num_params = CONTRACT[case]
-    run_layer_contract(factory, call, inputs=[Features(D, T)], tmp_path=tmp_path,
-                       expected_num_weights=num_weights, expected_num_params=num_params,
-                       expected_output_last_dim=D)
+        lambda layer, t: layer(t[0], None), inputs=[Features(D, T)], tmp_path=tmp_path,
+        expected_num_weights=4 + 3 + 2,  # W^Q, W^K, W^V, W^O; W_1, W_3, W_2; two gammas
+        expected_num_params=D * D + 2 * D * D_K + D * D + 3 * D * 24 + 2 * D, expected_output_last_dim=D)
 
 
 # --- 2. Rotary positions ------------------------------------------------------------------------
@@ -191,19 +182,20 @@ def test_rotary_interleaved_equals_meta_llama_code(rng):
 
 
 @pytest.mark.parametrize("sequence_axis", [1, 2], ids=["(B, T, h, d)", "(B, h, T, d)"])
-def test_rotary_half_equals_keras_hub_rotary_embedding(sequence_axis, rng):
+@pytest.mark.parametrize("base", [10000, 500000], ids=["base 1e4", "base 5e5 (Llama 3)"])
+def test_rotary_half_equals_keras_hub_rotary_embedding(sequence_axis, base, rng):
     """KerasHub reads the sequence on ``sequence_axis`` and the features last; ours reads (..., T, d)."""
     shape = (B, 40, H, 16) if sequence_axis == 1 else (B, H, 40, 16)
     x = rng.normal(size=shape).astype("float32")
-    theirs = keras_hub.layers.RotaryEmbedding(max_wavelength=10000, sequence_axis=sequence_axis)
+    theirs = keras_hub.layers.RotaryEmbedding(max_wavelength=base, sequence_axis=sequence_axis)
     expected = numpy_of(theirs(x))
-    ours = mt.apply_rotary(heads_first(x) if sequence_axis == 1 else x, layout="half")
+    ours = mt.apply_rotary(heads_first(x) if sequence_axis == 1 else x, layout="half", base=base)
     got = heads_first(numpy_of(ours)) if sequence_axis == 1 else numpy_of(ours)
     np.testing.assert_allclose(got, expected, atol=1e-5)  # both float32; angles up to 39 rad
     # KerasHub's start_index (its cache) is our positions from an offset.
     later = numpy_of(theirs(x, start_index=100))
     positions = 100 + np.arange(40)
-    ours = mt.apply_rotary(heads_first(x) if sequence_axis == 1 else x, positions, layout="half")
+    ours = mt.apply_rotary(heads_first(x) if sequence_axis == 1 else x, positions, layout="half", base=base)
     got = heads_first(numpy_of(ours)) if sequence_axis == 1 else numpy_of(ours)
     np.testing.assert_allclose(got, later, atol=1e-4)  # angles up to 139 rad: float32 rounding of m theta
     assert np.abs(got - expected).max() > 0.1
@@ -250,6 +242,7 @@ def test_interleaved_to_half_converts_between_layouts(rng):
     assert np.all(np.isfinite(mixed)) and np.abs(mixed - interleaved).max() > 0.5
     # The dot products that attention reads: converted, equal; mixed up, not.
     q, k = x, x[:, :, ::-1, :]  # queries and keys: the same vectors at other positions
+
     def logits(a, b, layout):
         return numpy_of(mt.apply_rotary(a, layout=layout)) @ np.swapaxes(numpy_of(mt.apply_rotary(b, layout=layout)),
                                                                         -1, -2)
@@ -372,6 +365,14 @@ def test_a_number_of_key_value_heads_that_does_not_divide_h_is_refused(groups):
         mt.MultiHeadAttention(D, H, num_key_value_heads=groups)
 
 
+@pytest.mark.xfail(strict=True, reason="MultiHeadAttention keeps a NumPy int num_key_value_heads in its config "
+                                       "(/work/s35/bugs.md); remove this mark once it is saved as an int")
+def test_numpy_int_key_value_heads_are_saved_as_ints():
+    config = mt.MultiHeadAttention(D, H, num_key_value_heads=np.int64(2)).get_config()
+    assert type(config["num_key_value_heads"]) is int
+    json.dumps(config)
+
+
 @pytest.mark.parametrize("groups", [None, 4, 2, 1])
 @pytest.mark.parametrize("use_bias", [True, False], ids=["bias", "no-bias"])
 def test_grouped_query_attention_weights_count(groups, use_bias):
@@ -476,7 +477,7 @@ def test_tiled_attention_equals_scaled_dot_product_attention(rng):
 def test_tiled_attention_traced_and_compiled(mode, rng):
     """The same inside a tf.function and under XLA: each mask given as a (B, 1, T, S) input (one trace per tile)."""
     q, k, v = attention_inputs(rng)
-    for block_size in (1, 5, 64):
+    for block_size in (1, 5):
         run = three_ways(lambda q, k, v, mask: mt.tiled_attention(q, k, v, mask, block_size=block_size))[mode]
         for mask_name, mask in masks().items():
             mask = np.broadcast_to(True if mask is None else mask, (B, 1, T, S))
@@ -485,7 +486,7 @@ def test_tiled_attention_traced_and_compiled(mode, rng):
             assert np.all(np.isfinite(got)), (mask_name, block_size)
             np.testing.assert_allclose(got, expected, atol=1e-5, err_msg=f"{mask_name}, block_size={block_size}")
         np.testing.assert_array_equal(got[1, :, 2], 0.0)  # the last mask's empty row: zero output, no NaN
-    run = three_ways(lambda q, k, v: mt.tiled_attention(q, k, v, block_size=5))[mode]  # no mask
+    run = three_ways(lambda q, k, v: mt.tiled_attention(q, k, v, block_size=64))[mode]  # no mask, one tile
     np.testing.assert_allclose(numpy_of(run(q, k, v)), numpy_of(mt.scaled_dot_product_attention(q, k, v)[0]),
                                atol=1e-5)
 
@@ -607,7 +608,8 @@ def test_llama_style_mingpt_equals_keras_hub_llama_backbone(llama, rng):
     tokens = rng.integers(0, 50, size=(3, 12))  # no padding mask in either: id 0 is a token
     expected = keras_hub_logits(backbone, tokens)
     assert expected.std() > 0.3  # logits of some size: every layer contributes
-    np.testing.assert_allclose(logits_of(model, tokens), expected, atol=1e-4, rtol=1e-5)  # float32 both sides
+    # Both in float32: the largest difference we measured is 2e-6 on logits up to 4.6 in size.
+    np.testing.assert_allclose(logits_of(model, tokens), expected, rtol=0, atol=1e-4)
 
 
 def test_the_interleaved_model_with_permuted_query_and_key_weights_is_the_same_model(llama, rng):
