@@ -683,6 +683,28 @@ def test_a_cached_step_under_xla_with_rotary_positions(llama, rng):
     assert tuple(caches[0]["keys"].shape) == (2, 2, 10, 8)  # h_kv = 2 of the 4 heads
 
 
+@pytest.mark.float16
+def test_llama_style_model_under_mixed_float16(llama, rng):
+    """dtype="mixed_float16": float16 compute in every switch's layer (RMSNorm, rotary, grouped heads, SwiGLU),
+    float32 logits close to the float32 model's with the same weights, a float16 cache of h_kv heads."""
+    _, reference = llama
+    model = mt.MinGPT(**LLAMA, max_length=16, dropout=0.0, rotary_layout="half", dtype="mixed_float16",
+                      **mt.LLAMA_STYLE)
+    tokens = rng.integers(0, 50, size=(2, 10)).astype("int32")
+    model(tokens)
+    model.set_weights(reference.get_weights())
+    logits = model(tokens, training=False)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert all(layer.compute_dtype == "float16" for layer in model._flatten_layers(include_self=False))
+    difference = np.abs(numpy_of(logits) - logits_of(reference, tokens)).max()
+    assert difference < 0.05, difference  # float16 rounding through two layers, logits up to ~5
+    caches = model.start_cache(2, 10)
+    assert keras.backend.standardize_dtype(caches[0]["keys"].dtype) == "float16"
+    assert tuple(caches[0]["keys"].shape) == (2, 2, 10, 8)
+    step, _ = model.decode_step(tokens, 0, caches)
+    np.testing.assert_allclose(numpy_of(step), numpy_of(logits)[:, -1], atol=0.05)
+
+
 # --- 8. The parameter count ---------------------------------------------------------------------
 
 COUNT_CONFIGS = [
