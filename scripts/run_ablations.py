@@ -3,7 +3,7 @@
     python scripts/run_ablations.py                    # every variant, 3 seeds
     python scripts/run_ablations.py --rows A norm      # only these rows, merged into the file
     python scripts/run_ablations.py --variants cooldown --seeds 2 --first-seed 3   # seeds 3 and 4 added
-    python scripts/run_ablations.py --steps 20 --seeds 1 --out /tmp/tiny.json   # a smoke test
+    python scripts/run_ablations.py --steps 20 --seeds 1 --eval-limit 50 --out /tmp/tiny.json   # a smoke test
 
 Each variant of ``mintransformer.recipes.ablations.VARIANTS`` is trained from each seed by
 ``ablations.run`` and scored on held-out data. Runs go to ``--workers`` processes of one thread
@@ -39,11 +39,11 @@ def _one_thread():
 
 
 def _work(job):
-    name, seed, steps = job
+    name, seed, steps, eval_limit = job
     from mintransformer.recipes import ablations  # noqa: PLC0415  (TensorFlow starts in the worker)
 
     ablations.set_determinism()
-    return ablations.run(name, seed, steps=steps)
+    return ablations.run(name, seed, steps=steps, eval_limit=eval_limit)
 
 
 def main(argv=None):
@@ -54,6 +54,8 @@ def main(argv=None):
     parser.add_argument("--first-seed", type=int, default=0, help="the seeds are FIRST, FIRST+1, ... (default 0)")
     parser.add_argument("--steps", type=int, default=None, help="updates per run (default: the variants' own)")
     parser.add_argument("--workers", type=int, default=2, help="processes side by side (default 2)")
+    parser.add_argument("--eval-limit", type=int, default=None,
+                        help="score only the first N held-out pairs of each split: smoke tests only (default: all)")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
 
@@ -67,7 +69,7 @@ def main(argv=None):
         parser.error(f"unknown variants {sorted(unknown)}; known: {list(ablations.VARIANTS)}")
     # The longest runs first, so that the workers finish together.
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    jobs = sorted(((n, s, args.steps) for n in names for s in seeds),
+    jobs = sorted(((n, s, args.steps, args.eval_limit) for n in names for s in seeds),
                   key=lambda job: -ablations.config(job[0])["model"]["num_layers"])
 
     start = time.perf_counter()
@@ -100,7 +102,7 @@ def main(argv=None):
             date=datetime.date.today().isoformat(), processor=cpu_name(), workers=args.workers,
             python=platform.python_version(), tensorflow=tf.__version__, keras=keras.__version__,
             numpy=numpy.__version__, wall_seconds=round(wall), variants=names, seeds=args.seeds,
-            first_seed=args.first_seed)],
+            first_seed=args.first_seed, **({} if args.eval_limit is None else dict(eval_limit=args.eval_limit)))],
         base=ablations.BASE, runs=everything, summary=ablations.summarize(everything),
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -140,7 +140,8 @@ def test_reversal_splits_keep_the_long_strings_out_of_training():
 
 def test_the_script_runs_the_grid_on_a_tiny_budget(tmp_path):
     out = tmp_path / "tiny.json"
-    script = [sys.executable, str(ROOT / "scripts" / "run_ablations.py"), "--steps", "3", "--out", str(out)]
+    script = [sys.executable, str(ROOT / "scripts" / "run_ablations.py"), "--steps", "3", "--eval-limit", "20",
+              "--out", str(out)]
     printed = subprocess.run(script + ["--variants", "average", "reversal_none", "--seeds", "1", "--workers", "2"],
                              check=True, capture_output=True, text=True, timeout=600).stdout
     assert "2 runs of 2 variants" in printed
@@ -165,6 +166,7 @@ def test_the_script_runs_the_grid_on_a_tiny_budget(tmp_path):
                                                                       ("reversal_none", 0)]
     assert [(m["variants"], m.get("first_seed", 0), m["seeds"]) for m in added["made"]] == [
         (["average", "reversal_none"], 0, 1), (["average"], 0, 2), (["average"], 4, 1)]
+    assert all(m["eval_limit"] == 20 for m in added["made"])  # a smoke test's file says so
 
 
 def _runs(*triples):

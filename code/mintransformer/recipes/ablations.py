@@ -124,7 +124,7 @@ def perplexity(model, tokenizer, pairs):
     return float(np.exp(total / count))
 
 
-def run(name, seed, steps=None, loss_every=10):
+def run(name, seed, steps=None, loss_every=10, eval_limit=None):
     """Train variant ``name`` from ``seed`` and score it.
 
     Args:
@@ -133,6 +133,8 @@ def run(name, seed, steps=None, loss_every=10):
         steps: the number of updates; None for the variant's own (``BASE["steps"]``). Warm-up,
             cool-down and checkpoint intervals scale with it.
         loss_every: keep the training loss of every ``loss_every``-th update.
+        eval_limit: score only the first ``eval_limit`` held-out pairs (and longer strings); None
+            for all of them. For smoke tests: the chapter's results score every pair.
 
     Returns:
         A dict: ``exact`` (greedy exact match on held-out pairs), ``perplexity`` (teacher-forced,
@@ -143,6 +145,8 @@ def run(name, seed, steps=None, loss_every=10):
     steps = steps or settings["steps"]
     scale = steps / settings["steps"]
     tokenizer, train, test, long = task_splits(settings["task"])
+    if eval_limit is not None:
+        test, long = test[:eval_limit], long[:eval_limit]
     output_length = max(len(t) for _, t in test + long) + 2
 
     keras.utils.set_random_seed(seed)
