@@ -29,6 +29,7 @@ cache, every one of its ``length`` slots (a step attends over all of them, the e
 """
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -42,18 +43,18 @@ CAVEATS = """\
 What a CPU measurement can and cannot show:
 - The memory column holds on any device: it is what start_cache allocates, and the formula.
 - The speed columns are this CPU's. A decoding step reads every weight and the whole cache to
-  produce one token per row, with few operations per byte read; on a GPU such a step is
-  limited by memory bandwidth, so a cache 1/g as large (weights aside) shortens it nearly in
-  proportion to the bytes it reads. On a CPU the matrix products, the loop's fixed costs and
-  the other work on the machine also count, and at these sizes the cache may not dominate
-  the bytes read (see 'cache share'); the ratios here are not a GPU's.
+  produce one token per row, a few operations per byte read; on a GPU such a step is limited
+  by memory bandwidth, its time roughly the bytes it reads ('read/step') over the bandwidth, so
+  a smaller cache saves time in proportion to its share of those bytes ('cache share'). On a
+  CPU the matrix products, the loop's fixed costs and other work on the machine count too,
+  and at these sizes the cache is not all of the bytes read: the ratios here are not a GPU's.
 - The package's attention repeats each key/value head h/h_kv times (ops.repeat) before the
   product: the cache is stored small, but each step still builds keys and values of h heads
   unless the compiler fuses the repeat. A fused kernel (FlashAttention's, vLLM's) reads each
   key/value head once for its h/h_kv query heads.
 - With a one-token prompt there is no prefill: every step here is a one-token decoding step.
   A prefill reads the whole prompt in one pass, many tokens per weight read, and is compute-
-  bound rather than memory-bound; this script does not time one unless --prompt is set."""
+  bound rather than memory-bound; with --prompt above 1 the times include one."""
 
 
 def cache_bytes(caches):
@@ -68,6 +69,15 @@ def cache_bytes(caches):
 def formula_bytes(layers, batch, kv_heads, length, d_k, bytes_per_value):
     """2 (keys and values) * layers * batch * h_kv * length * d_k * bytes per value."""
     return 2 * layers * batch * kv_heads * length * d_k * bytes_per_value
+
+
+def cpu_name():
+    """The processor's name as /proc/cpuinfo gives it (Linux), else the machine type."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.machine()
 
 
 def timed_round(fn):
@@ -114,9 +124,10 @@ def main():
                  vocab_size=args.vocab, max_length=args.context, dropout=0.0)
     style = dict(mt.LLAMA_STYLE) if args.llama else {}
     d_k = args.d_model // h
-    print(f"{time.strftime('%Y-%m-%d')}; {platform.processor() or platform.machine()}, "
-          f"{len(tf.config.list_physical_devices('GPU'))} GPU; Python {platform.python_version()}, "
-          f"TensorFlow {tf.__version__}, Keras {keras.__version__}, NumPy {np.__version__}")
+    print(f"{time.strftime('%Y-%m-%d')}; {cpu_name()}, {len(os.sched_getaffinity(0))} cores, "
+          f"{len(tf.config.list_physical_devices('GPU'))} GPU, load average {os.getloadavg()[0]:.1f}; "
+          f"Python {platform.python_version()}, TensorFlow {tf.__version__}, Keras {keras.__version__}, "
+          f"NumPy {np.__version__}")
     print(f"MinGPT {shape}, d_k {d_k}, {'mt.LLAMA_STYLE' if args.llama else 'default switches'}; "
           f"batch {args.batch}, prompt {prompt_length}, {args.new_tokens} new tokens: a cache of {length} positions")
 
@@ -182,7 +193,8 @@ def main():
         print(f"{kind:<10} {g:>4} {seconds:>8.3f} {spread:>15} {rate:>9,.0f} {rate / base_rate:>6.2f} "
               f"{1000 * seconds / args.new_tokens:>8.2f}")
     print(f"(tokens/s = batch * new tokens / seconds; spread: fastest and slowest round; ms/step: seconds / new tokens"
-          f"{'' if prompt_length == 1 else ', the prefill of the prompt included'})\n")
+          f"{'' if prompt_length == 1 else ', the prefill of the prompt included'})")
+    print(f"(load average at the end: {os.getloadavg()[0]:.1f})\n")
     print(CAVEATS)
 
 
