@@ -31,11 +31,12 @@ def stub(*args, **kwargs):
     ("ex-modern-gqa-cache", "kv_cache_bytes"),
     ("ex-modern-swiglu-width", "swiglu_width"),
     ("ex-modern-fix-online-softmax", "online_attention"),
+    ("ex-modern-online-by-hand", "tile_1"),
 ])
 def test_blank_answers_fail_and_say_so(label, name):
     passed, text = check(label)
     assert not passed and "is not defined" in text, text
-    value = ... if label == "ex-modern-swiglu-width" else stub
+    value = ... if label in ("ex-modern-swiglu-width", "ex-modern-online-by-hand") else stub
     passed, text = check(label, **{name: value})
     assert not passed and ("NotImplementedError" in text or "is still `...`" in text), text
 
@@ -43,7 +44,7 @@ def test_blank_answers_fail_and_say_so(label, name):
 def test_the_checks_point_by_test_case_and_show_no_formula():
     assert not shown_lines_that_compute(CHAPTER)
     assert mt.exercises.labels(CHAPTER) == ["ex-modern-fix-online-softmax", "ex-modern-gqa-cache",
-                                            "ex-modern-rotary", "ex-modern-swiglu-width"]
+                                            "ex-modern-online-by-hand", "ex-modern-rotary", "ex-modern-swiglu-width"]
 
 
 # ---------------------------------------------------------------- ex-modern-rotary
@@ -313,3 +314,57 @@ def test_online_softmax_hidden_cases_catch_a_softmax_without_its_maximum():
 def test_online_softmax_refuses_the_packages_attention(answer):
     passed, text = check("ex-modern-fix-online-softmax", online_attention=answer)
     assert not passed and "do not call the package's tiled_attention" in text, text
+
+
+# ---------------------------------------------------------------- ex-modern-online-by-hand
+BOOK_TILES = dict(tile_1=(1, 1.3679, 4.7358), tile_2=(3, 1.553, 0.7446), output=0.4794)  # the solution's
+
+
+def _by_hand(student_id="", **changes):
+    env = dict(BOOK_TILES, STUDENT_ID=student_id,
+               online_numbers=mt.exercises.parameters("ex-modern-online-by-hand", student_id))
+    env.update(changes)
+    return env
+
+
+def test_online_by_hand_accepts_the_books_answers_to_four_decimals():
+    assert check("ex-modern-online-by-hand", hidden=True, **_by_hand())[0]
+    full = mt.scaled_dot_product_attention(np.ones((1, 1)), np.array([[0.0], [1], [3], [2]]),
+                                           np.array([[2.0], [4], [-1], [3]]), scale=1.0)[0]
+    assert abs(float(ops.convert_to_numpy(full)[0, 0]) - BOOK_TILES["output"]) < 1e-4
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(tile_1=(1, 1.3679)), "a tuple of three numbers"),
+    (dict(tile_1=(0, 1.3679, 4.7358)), "tile_1's m is not the largest logit seen so far"),
+    (dict(tile_2=(1, 1.553, 0.7446)), "tile_2's m is not the largest logit seen so far"),
+    (dict(tile_1=(1, 0.3679, 4.7358)), "tile_1's l is out of its range"),
+    (dict(tile_2=(3, 7.3891 * 1.3679 + 1.3679, 0.7446)), "tile_2's l is out of its range"),
+    (dict(output=0.7446 / 1.3679), "does not follow from your tile_2"),
+    (dict(output=4.5), "outside the range of the values"),
+])
+def test_online_by_hand_public_cases_check_the_definitions(changes, message):
+    passed, text = check("ex-modern-online-by-hand", **_by_hand(**changes))
+    assert not passed and message in text, text
+    assert_hides(text, *BOOK_TILES.values())
+
+
+def test_online_by_hand_hidden_cases_name_the_missing_rescaling():
+    # The first tile's acc carried over as it was: consistent, so the public cases pass.
+    acc = 4.7358 - 1 + 3 * 0.3679
+    env = _by_hand(tile_2=(3, 1.553, acc), output=acc / 1.553)
+    if acc / 1.553 <= 4:
+        assert check("ex-modern-online-by-hand", **env)[0]
+    passed, text = check("ex-modern-online-by-hand", hidden=True, **env)
+    assert not passed and "computed under the old maximum" in text, text
+
+
+def test_online_by_hand_book_answers_fail_for_a_drawn_id():
+    env = _by_hand("s001", **BOOK_TILES)
+    result = mt.exercises.run_check(CHAPTER, "ex-modern-online-by-hand", env,
+                                    hidden=hidden_path(CHAPTER, "ex-modern-online-by-hand"))
+    assert result.score == 0, result.summary()
+
+
+def test_online_by_hand_public_check_holds_no_answer():
+    assert_public_check_hides(CHAPTER, "ex-modern-online-by-hand", 1.3679, 4.7358, 1.553, 0.7446, 0.4794)

@@ -31,3 +31,19 @@ def _(draw):
         multiple_of = draw.choice((32, 64, 128, 256, 512))
         if int(8 * d_model / 3) % multiple_of and (d_model, multiple_of) != (4096, 256):
             return {"d_model": d_model, "multiple_of": multiple_of}
+
+
+@exercise("ex-modern-online-by-hand", book={"logits": (0, 1, 3, 2), "values": (2, 4, -1, 3)})
+def _(draw):
+    # One query's four logits and four scalar values, read in two tiles of two keys. The second tile raises the
+    # running maximum (so that the rescaling of the online softmax matters, and leaving it out gives other
+    # numbers), by 1 to 3 so that e^(m - m') stays readable; the values are not all equal, and the first tile's
+    # weighted sum is not 0 (so that forgetting to rescale it shows).
+    while True:
+        logits = tuple(draw.integer(-3, 3) for _ in range(4))
+        values = tuple(draw.integer(-4, 4) for _ in range(4))
+        rise = max(logits[2:]) - max(logits[:2])
+        first = sum(v * 2.718281828459045 ** (s - max(logits[:2])) for s, v in zip(logits[:2], values[:2]))
+        if 1 <= rise <= 3 and len(set(values)) > 2 and abs(first) > 0.5 and (logits, values) != ((0, 1, 3, 2),
+                                                                                                  (2, 4, -1, 3)):
+            return {"logits": logits, "values": values}
