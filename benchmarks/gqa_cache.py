@@ -50,8 +50,8 @@ What a CPU measurement can and cannot show:
   and at these sizes the cache is not all of the bytes read: the ratios here are not a GPU's.
 - The package's attention repeats each key/value head h/h_kv times (ops.repeat) before the
   product: the cache is stored small, but each step still builds keys and values of h heads
-  unless the compiler fuses the repeat. A fused kernel (FlashAttention's, vLLM's) reads each
-  key/value head once for its h/h_kv query heads.
+  unless the compiler fuses the repeat. A kernel written for grouped-query attention (as
+  FlashAttention's is) reads the shared key/value head where it lies, with no copy.
 - With a one-token prompt there is no prefill: every step here is a one-token decoding step.
   A prefill reads the whole prompt in one pass, many tokens per weight read, and is compute-
   bound rather than memory-bound; with --prompt above 1 the times include one."""
