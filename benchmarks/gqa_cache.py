@@ -165,7 +165,7 @@ def main():
         read = (counts[g] - unread) * 4 + f32  # float32 weights read once, and the whole cache
         print(f"{kind:<10} {g:>4} {megabytes(f32):>9} {megabytes(f16):>9} {f32 / base:>6.3f} {counts[g]:>11,} "
               f"{counts[g] / counts[h]:>6.3f} {megabytes(read):>10} {f32 / read:>11.0%}")
-    print(f"(plus the is_token flags: {megabytes(rows[0][3])} MiB for every h_kv; read/step: MiB a float32 "
+    print(f"(plus the is_token flags: {rows[0][3] / 2**10:,.1f} KiB for every h_kv; read/step: MiB a float32 "
           "decoding step reads at least: the weights, but those of the positions and input tokens, and the cache)")
 
     # 2. Speed: greedy_generate from the same prompts, N new tokens, every model in turn in each round.
