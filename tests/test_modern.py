@@ -272,16 +272,12 @@ def test_float_positions_are_refused(mode, rng):
             run(x, positions)
 
 
-@pytest.mark.xfail(strict=True, reason="apply_rotary reads a Python list of floats as positions "
-                                       "(/work/s35/bugs.md); remove this mark once it raises")
 def test_a_python_list_of_float_positions_is_refused(rng):
     x = rng.normal(size=(B, 4, 8)).astype("float32")
     with pytest.raises(TypeError, match="positions must be integers"):
         mt.apply_rotary(x, [0.5, 1.5, 2.5, 3.5])
 
 
-@pytest.mark.xfail(strict=True, reason="apply_rotary broadcasts positions of length 1 over the T rows "
-                                       "(/work/s35/bugs.md); remove this mark once it raises")
 def test_positions_of_another_length_are_refused(rng):
     x = rng.normal(size=(B, 4, 8)).astype("float32")
     with pytest.raises(ValueError, match="positions"):
@@ -365,8 +361,6 @@ def test_a_number_of_key_value_heads_that_does_not_divide_h_is_refused(groups):
         mt.MultiHeadAttention(D, H, num_key_value_heads=groups)
 
 
-@pytest.mark.xfail(strict=True, reason="MultiHeadAttention keeps a NumPy int num_key_value_heads in its config "
-                                       "(/work/s35/bugs.md); remove this mark once it is saved as an int")
 def test_numpy_int_key_value_heads_are_saved_as_ints():
     config = mt.MultiHeadAttention(D, H, num_key_value_heads=np.int64(2)).get_config()
     assert type(config["num_key_value_heads"]) is int
@@ -742,8 +736,6 @@ def test_llama_2_7b_has_6_738_415_616_parameters():
     assert grouped == 6_738_415_616 - 32 * 2 * (4096 * 4096 - 4096 * 1024)
 
 
-@pytest.mark.xfail(strict=True, reason="parameter_count counts an unknown switch value as some other one "
-                                       "(/work/s35/bugs.md); remove this mark once it raises")
 def test_parameter_count_refuses_unknown_switch_values():
     for bad in (dict(norm="RMS"), dict(positions="rotari"), dict(activation="swish")):
         with pytest.raises(ValueError):

@@ -8,8 +8,10 @@ from keras import ops
 
 from ._util import build_once
 from .decoder import Decoder
+from .layernorm import NORMS
 from .masks import decoder_self_mask
 from .positional import PositionalEmbedding
+from .rotary import LAYOUTS
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 POSITIONS = ("learned", "sinusoidal", "none", "rotary")
@@ -24,6 +26,20 @@ def gelu(x):
     released GPT-2 code; Keras's ``gelu`` defaults to the exact form, with the error function.
     """
     return keras.activations.gelu(x, approximate=True)
+
+
+def _check_switches(positions, activation, norm, num_heads, num_key_value_heads, rotary_layout):
+    """MinGPT's and parameter_count's checks of chapter 13's switches: a ValueError naming the wrong one."""
+    for name, value, allowed in [("positions", positions, POSITIONS), ("activation", activation, ACTIVATIONS),
+                                 ("norm", norm, NORMS), ("rotary_layout", rotary_layout, LAYOUTS)]:
+        if value not in allowed:
+            raise ValueError(f"{name}={value!r} must be one of {allowed}.")
+    kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
+    if (not isinstance(kv_heads, (int, np.integer)) or isinstance(kv_heads, bool) or kv_heads < 1
+            or num_heads % kv_heads):
+        raise ValueError(f"num_key_value_heads={num_key_value_heads!r} must be a whole number that divides "
+                         f"num_heads={num_heads} (1 for multi-query attention, num_heads or None for "
+                         "multi-head attention).")
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
@@ -96,8 +112,7 @@ class MinGPT(keras.Model):
                  share_embeddings=True, activation="relu", norm_epsilon=1e-6, initialization="default",
                  norm="layer", num_key_value_heads=None, rotary_layout="interleaved", use_bias=True, **kwargs):
         super().__init__(**kwargs)
-        if positions not in POSITIONS:
-            raise ValueError(f"positions={positions!r} must be one of {POSITIONS}.")
+        _check_switches(positions, activation, norm, num_heads, num_key_value_heads, rotary_layout)
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} must be one of {ACTIVATIONS}.")
         if initialization not in INITIALIZATIONS:
@@ -245,7 +260,7 @@ LLAMA_STYLE = dict(norm_first=True, norm="rms", norm_epsilon=1e-5, positions="ro
 
 def parameter_count(num_layers, d_model, num_heads, dff, vocab_size, max_length, norm_first=True,
                     positions="learned", share_embeddings=True, activation="relu", norm="layer",
-                    num_key_value_heads=None, use_bias=True, key_dim=None, **unused):
+                    num_key_value_heads=None, use_bias=True, rotary_layout="interleaved", **unused):
     """The number of weights of ``MinGPT(**config)``, counted from its configuration alone.
 
     It builds nothing, so it counts a model too large to build here: Llama 2 7B's configuration
@@ -254,9 +269,9 @@ def parameter_count(num_layers, d_model, num_heads, dff, vocab_size, max_length,
     checks the formula against ``count_params()`` of built models. Other keyword arguments of
     ``MinGPT`` (dropout, epsilon, ...) change no count and are accepted and ignored.
     """
+    _check_switches(positions, activation, norm, num_heads, num_key_value_heads, rotary_layout)
     kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
-    d_k = d_model // num_heads if key_dim is None else key_dim
-    d_v = d_model // num_heads
+    d_k = d_v = d_model // num_heads
     bias = 1 if use_bias else 0
     attention = (d_model * num_heads * d_k + bias * num_heads * d_k  # W^Q
                  + d_model * kv_heads * d_k + bias * kv_heads * d_k  # W^K

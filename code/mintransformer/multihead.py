@@ -5,7 +5,7 @@ import numpy as np
 from keras import ops
 
 from ._util import build_once
-from .attention import scaled_dot_product_attention
+from .attention import check_mask_broadcasts, scaled_dot_product_attention
 from .masks import keras_padding, merge_padding, with_heads_axis
 from .rotary import LAYOUTS, apply_rotary
 
@@ -105,7 +105,8 @@ class MultiHeadAttention(keras.layers.Layer):
             raise ValueError(f"rotary={rotary!r} must be None or one of {LAYOUTS}.")
         if rotary is not None and self.d_k % 2:
             raise ValueError(f"rotary needs an even d_k (features rotate in pairs); d_k={self.d_k}.")
-        self.num_key_value_heads, self.num_kv_heads = num_key_value_heads, int(kv_heads)
+        self.num_kv_heads = int(kv_heads)
+        self.num_key_value_heads = None if num_key_value_heads is None else self.num_kv_heads  # JSON: an int
         self.rotary, self.rotary_base, self.use_bias = rotary, rotary_base, use_bias
         policy = dict(dtype=self.dtype_policy)  # mixed precision reaches every sub-layer
         self.wq = keras.layers.Dense(num_heads * self.d_k, use_bias=use_bias, name="wq", **policy)
@@ -141,14 +142,44 @@ class MultiHeadAttention(keras.layers.Layer):
         q = split_heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
         if self.rotary is not None:
             q = apply_rotary(q, positions, self.rotary, self.rotary_base)
-        if self.num_kv_heads != self.num_heads:  # grouped: each key/value head serves h / h_kv query heads
-            group = self.num_heads // self.num_kv_heads
-            k, v = ops.repeat(k, group, axis=1), ops.repeat(v, group, axis=1)  # (B, h, S, d_k | d_v)
+        mask = with_heads_axis(attention_mask)
+        grouped = self.num_kv_heads != self.num_heads
+        if grouped:  # each key/value head serves g = h / h_kv query heads: stack them, copy no key or value
+            q, mask = self._group_queries(q, mask, k.shape[2])  # (B, h_kv, g T, d_k)
         heads, weights = scaled_dot_product_attention(
-            q, k, v, mask=with_heads_axis(attention_mask), dropout_layer=self.attention_dropout, training=training,
+            q, k, v, mask=mask, dropout_layer=self.attention_dropout, training=training,
             scale=None if self.scale_attention else 1.0,
-        )  # (B, h, T, d_v), (B, h, T, S)
+        )  # (B, h, T, d_v), (B, h, T, S); grouped: (B, h_kv, g T, d_v), (B, h_kv, g T, S)
+        if grouped:
+            batch, length = ops.shape(query)[0], ops.shape(query)[1]
+            heads = ops.reshape(heads, (batch, self.num_heads, length, self.d_v))
+            weights = ops.reshape(weights, (batch, self.num_heads, length, ops.shape(weights)[-1]))
         return self.wo(merge_heads(heads)), weights  # (B, T, D)
+
+    def _group_queries(self, q, mask, num_keys):
+        """Queries (B, h, T, d_k) as (B, h_kv, g T, d_k), and the mask (broadcastable to (B, h, T, S)) to match.
+
+        Query head i = kv g + j reads key/value head kv; its T rows become rows j T .. j T + T - 1
+        of that key/value head's block. The keys and values stay (B, h_kv, S, .): a decoding step
+        reads the cache as it is, rather than a copy of it repeated g times.
+        """
+        group = self.num_heads // self.num_kv_heads
+        batch, length = ops.shape(q)[0], ops.shape(q)[2]
+        if mask is not None:  # checked against the heads' logits (B, h, T, S), before it is regrouped
+            check_mask_broadcasts(tuple(mask.shape), (q.shape[0], self.num_heads, q.shape[2], num_keys))
+        q = ops.reshape(q, (batch, self.num_kv_heads, group * length, self.d_k))
+        if mask is None:
+            return q, None
+        mask = ops.convert_to_tensor(mask)
+        while len(mask.shape) < 4:
+            mask = mask[None]  # (T, S) -> (1, 1, T, S)
+        if mask.shape[1] == 1 and mask.shape[2] == 1:  # one row for every query: it broadcasts as it is
+            return q, mask
+        if mask.shape[1] == 1:  # the same rows for every head: repeated for the g heads of a block
+            return q, ops.tile(mask, (1, 1, group, 1))  # (B, 1, g T, S)
+        shape = ops.shape(mask)  # a mask per query head: (B, h, T or 1, S) -> (B, h_kv, g T, S)
+        mask = ops.broadcast_to(mask, (shape[0], self.num_heads, length, shape[3]))
+        return q, ops.reshape(mask, (shape[0], self.num_kv_heads, group * length, shape[3]))
 
     def call(self, query, key, value, attention_mask=None, training=False, return_attention_scores=False):
         """Attend from ``query`` (B, T, D) to ``key``/``value`` (B, S, D).

@@ -16,6 +16,7 @@ output features are permuted (``interleaved_to_half``).
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 LAYOUTS = ("interleaved", "half")
@@ -31,6 +32,28 @@ def rotary_frequencies(depth, base=10000.0):
 def check_layout(layout):
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r} must be one of {LAYOUTS}.")
+
+
+def _check_positions(positions, x):
+    """(T,) integer positions for the rows of x (..., T, d); 0 .. T - 1 for None; clear errors otherwise."""
+    if positions is None:
+        return ops.arange(ops.shape(x)[-2])
+    if not hasattr(positions, "dtype"):  # a list or a Python int: its dtype decides, as NumPy reads it
+        positions = np.asarray(positions)
+    dtype = keras.backend.standardize_dtype(positions.dtype)
+    if "int" not in dtype:
+        raise TypeError(f"positions must be integers (one per row of x), not {dtype}.")
+    if len(positions.shape) != 1:
+        raise ValueError(f"positions must have one axis, one position per row of x; they have shape "
+                         f"{tuple(positions.shape)}.")
+    rows, count = x.shape[-2], positions.shape[0]
+    if rows is not None and count is not None and rows != count:
+        raise ValueError(f"{count} positions for {rows} rows: x has shape {tuple(x.shape)}; give one position "
+                         "per row (a single position would rotate every row alike).")
+    if rows is None or count is None:  # known only when the graph runs (XLA knows every shape when compiling)
+        tf.debugging.assert_equal(ops.shape(positions)[0], ops.shape(x)[-2],
+                                  message="apply_rotary: one position per row of x is needed")
+    return positions
 
 
 def apply_rotary(x, positions=None, layout="interleaved", base=10000.0):
@@ -49,11 +72,7 @@ def apply_rotary(x, positions=None, layout="interleaved", base=10000.0):
     depth = x.shape[-1]
     if depth is None or depth % 2:
         raise ValueError(f"apply_rotary needs an even, known feature size; x has shape {tuple(x.shape)}.")
-    if positions is None:
-        positions = ops.arange(ops.shape(x)[-2])
-    dtype = getattr(positions, "dtype", None)
-    if dtype is not None and "float" in keras.backend.standardize_dtype(dtype):
-        raise TypeError(f"positions must be integers, not {keras.backend.standardize_dtype(dtype)}.")
+    positions = _check_positions(positions, x)
     theta = ops.convert_to_tensor(rotary_frequencies(depth, base))  # (d/2,)
     angles = ops.cast(positions, "float32")[:, None] * theta[None, :]  # (T, d/2)
     cos, sin = ops.cos(angles), ops.sin(angles)
