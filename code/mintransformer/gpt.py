@@ -10,6 +10,7 @@ from ._util import build_once
 from .decoder import Decoder
 from .layernorm import NORMS
 from .masks import decoder_self_mask
+from .multihead import key_value_heads
 from .positional import PositionalEmbedding
 from .rotary import LAYOUTS
 
@@ -34,12 +35,7 @@ def _check_switches(positions, activation, norm, num_heads, num_key_value_heads,
                                  ("norm", norm, NORMS), ("rotary_layout", rotary_layout, LAYOUTS)]:
         if value not in allowed:
             raise ValueError(f"{name}={value!r} must be one of {allowed}.")
-    kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
-    if (not isinstance(kv_heads, (int, np.integer)) or isinstance(kv_heads, bool) or kv_heads < 1
-            or num_heads % kv_heads):
-        raise ValueError(f"num_key_value_heads={num_key_value_heads!r} must be a whole number that divides "
-                         f"num_heads={num_heads} (1 for multi-query attention, num_heads or None for "
-                         "multi-head attention).")
+    key_value_heads(num_heads, num_key_value_heads)
 
 
 @keras.saving.register_keras_serializable(package="mintransformer")
@@ -270,7 +266,7 @@ def parameter_count(num_layers, d_model, num_heads, dff, vocab_size, max_length,
     ``MinGPT`` (dropout, epsilon, ...) change no count and are accepted and ignored.
     """
     _check_switches(positions, activation, norm, num_heads, num_key_value_heads, rotary_layout)
-    kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
+    kv_heads = key_value_heads(num_heads, num_key_value_heads)
     d_k = d_v = d_model // num_heads
     bias = 1 if use_bias else 0
     attention = (d_model * num_heads * d_k + bias * num_heads * d_k  # W^Q

@@ -48,6 +48,17 @@ def merge_heads(x):
     return ops.reshape(x, (batch, length, num_heads * d_k))  # (B, T, D)
 
 
+def key_value_heads(num_heads, num_key_value_heads):
+    """h_kv as an int: ``num_heads`` for None; a ValueError unless it is a whole number dividing ``num_heads``."""
+    kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
+    if (not isinstance(kv_heads, (int, np.integer)) or isinstance(kv_heads, bool) or kv_heads < 1
+            or num_heads % kv_heads):
+        raise ValueError(f"num_key_value_heads={num_key_value_heads!r} must be a whole number that divides "
+                         f"num_heads={num_heads} (1 for multi-query attention, num_heads or None for "
+                         "multi-head attention).")
+    return int(kv_heads)
+
+
 @keras.saving.register_keras_serializable(package="mintransformer")
 class MultiHeadAttention(keras.layers.Layer):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
@@ -95,12 +106,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.d_k = self.d_v if key_dim is None else key_dim
         self.key_dim, self.scale_attention = key_dim, scale_attention
         self.dropout = dropout
-        kv_heads = num_heads if num_key_value_heads is None else num_key_value_heads
-        if (not isinstance(kv_heads, (int, np.integer)) or isinstance(kv_heads, bool) or kv_heads < 1
-                or num_heads % kv_heads):
-            raise ValueError(f"num_key_value_heads={num_key_value_heads!r} must be a whole number that divides "
-                             f"num_heads={num_heads} (1 for multi-query attention, num_heads or None for "
-                             "multi-head attention).")
+        kv_heads = key_value_heads(num_heads, num_key_value_heads)
         if rotary is not None and rotary not in LAYOUTS:
             raise ValueError(f"rotary={rotary!r} must be None or one of {LAYOUTS}.")
         if rotary is not None and self.d_k % 2:
