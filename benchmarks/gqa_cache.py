@@ -48,10 +48,9 @@ What a CPU measurement can and cannot show:
   a smaller cache saves time in proportion to its share of those bytes ('cache share'). On a
   CPU the matrix products, the loop's fixed costs and other work on the machine count too,
   and at these sizes the cache is not all of the bytes read: the ratios here are not a GPU's.
-- The package's attention repeats each key/value head h/h_kv times (ops.repeat) before the
-  product: the cache is stored small, but each step still builds keys and values of h heads
-  unless the compiler fuses the repeat. A kernel written for grouped-query attention (as
-  FlashAttention's is) reads the shared key/value head where it lies, with no copy.
+- The package's attention stacks the h/h_kv query heads that share a key/value head and
+  multiplies them by that head's keys and values in one product: a step reads the cache as it
+  is, with no copy of it repeated h/h_kv times (which would cost more traffic than it saves).
 - With a one-token prompt there is no prefill: every step here is a one-token decoding step.
   A prefill reads the whole prompt in one pass, many tokens per weight read, and is compute-
   bound rather than memory-bound; with --prompt above 1 the times include one."""
