@@ -50,7 +50,7 @@ What a CPU measurement can and cannot show:
   and at these sizes the cache is not all of the bytes read: the ratios here are not a GPU's.
 - The package's attention stacks the h/h_kv query heads that share a key/value head and
   multiplies them by that head's keys and values in one product: a step reads the cache as it
-  is, with no copy of it repeated h/h_kv times (which would cost more traffic than it saves).
+  is, with no copy of it repeated h/h_kv times.
 - With a one-token prompt there is no prefill: every step here is a one-token decoding step.
   A prefill reads the whole prompt in one pass, many tokens per weight read, and is compute-
   bound rather than memory-bound; with --prompt above 1 the times include one."""
