@@ -3,7 +3,7 @@
     python scripts/run_modern.py --workers 16 --seeds 10   # every variant, 10 seeds, on 16 cores
     python scripts/run_modern.py --tasks reversal          # only the reversal variants, merged into the file
     python scripts/run_modern.py --variants rope --seeds 2 --first-seed 10   # seeds 10 and 11 added
-    python scripts/run_modern.py --steps 20 --seeds 1 --out /tmp/tiny.json   # a smoke test
+    python scripts/run_modern.py --steps 20 --seeds 2 --eval-limit 50 --out /tmp/tiny.json   # a smoke test
 
 ``modern.run`` trains each variant of ``mintransformer.recipes.modern.VARIANTS`` from each seed and
 scores it on held-out problems, in ``--workers`` processes of one thread each, as
@@ -64,8 +64,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=10, help="how many seeds (default 10)")
     parser.add_argument("--first-seed", type=int, default=0, help="the seeds are FIRST, FIRST+1, ... (default 0)")
     parser.add_argument("--steps", type=int, default=None, help="updates per run (default: the task's budget)")
-    parser.add_argument("--limit", type=int, default=None,
-                        help="score only the first LIMIT held-out problems of each set (a smoke test)")
+    parser.add_argument("--eval-limit", type=int, default=None,
+                        help="score only the first EVAL_LIMIT held-out problems of each set (a smoke test)")
     parser.add_argument("--workers", type=int, default=2, help="processes side by side (default 2)")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
@@ -79,7 +79,7 @@ def main(argv=None):
         parser.error(f"unknown variants {sorted(set(names) - set(order))}; known: {order}")
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     # The reversal runs, the longest, first, so that the workers finish together.
-    jobs = [dict(name=n, seed=s, steps=args.steps, limit=args.limit)
+    jobs = [dict(name=n, seed=s, steps=args.steps, eval_limit=args.eval_limit)
             for n in sorted(names, key=lambda n: modern.VARIANTS[n][0] != "reversal") for s in seeds]
 
     start = time.perf_counter()
@@ -94,7 +94,7 @@ def main(argv=None):
     everything = sorted(kept + runs, key=lambda r: (order.index(r["name"]), r["seed"]))
     made = dict(date=datetime.date.today().isoformat(), processor=cpu_name(), workers=args.workers, **_versions(),
                 wall_seconds=round(wall), variants=names, seeds=args.seeds, first_seed=args.first_seed,
-                steps=args.steps, limit=args.limit)
+                steps=args.steps, **({} if args.eval_limit is None else dict(eval_limit=args.eval_limit)))
     results = dict(made=(previous["made"] if previous else []) + [made],
                    budget=dict(addition=modern.BUDGET, reversal=modern.REVERSAL_BUDGET),
                    runs=everything, summary=modern.summarize(everything))

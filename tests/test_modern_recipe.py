@@ -2,6 +2,9 @@
 
 import json
 import math
+import pathlib
+import subprocess
+import sys
 
 import mintransformer as mt  # noqa: F401  (first: it silences TensorFlow's start-up log)
 
@@ -9,13 +12,14 @@ import numpy as np
 import pytest
 from mintransformer.recipes import addition, modern
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 ADDITION = [n for n, (task, _, _) in modern.VARIANTS.items() if task == "addition"]
 REVERSAL = [n for n, (task, _, _) in modern.VARIANTS.items() if task == "reversal"]
 
 
 @pytest.mark.parametrize("name", list(modern.VARIANTS))
 def test_every_variant_builds_trains_and_scores(name):
-    model, tokenizer, train, test, long = modern.build(name, seed=0, limit=8)
+    model, tokenizer, train, test, long = modern.build(name, seed=0, eval_limit=8)
     history = addition.train(model, tokenizer, train, steps=2, batch_size=16, warmup_steps=1, cooldown_steps=1)
     assert np.isfinite(history.history["loss"]).all()
     assert model.count_params() == modern.parameters(name)  # the formula counts the built model
@@ -26,7 +30,7 @@ def test_every_variant_builds_trains_and_scores(name):
 
 @pytest.mark.parametrize("name", ["modern", "reversal_rotary"])
 def test_run_returns_every_score(name):
-    result = modern.run(name, seed=0, steps=3, loss_every=1, limit=3)
+    result = modern.run(name, seed=0, steps=3, loss_every=1, eval_limit=3)
     assert (result["name"], result["seed"], result["steps"], len(result["losses"])) == (name, 0, 3, 3)
     assert result["parameters"] == modern.parameters(name) and result["seconds"] > 0
     assert result["held_out"] == 3 and 0 <= result["exact"] <= result["letters"] <= 1
@@ -43,8 +47,8 @@ def test_bad_arguments_raise():
         modern.run("llama", 0)
     with pytest.raises(ValueError, match="steps=0"):
         modern.run("paper", 0, steps=0)
-    with pytest.raises(ValueError, match="limit=-1"):
-        modern.run("paper", 0, steps=1, limit=-1)
+    with pytest.raises(ValueError, match="eval_limit=0"):
+        modern.run("paper", 0, steps=1, eval_limit=0)
 
 
 def test_each_variant_changes_what_it_says_from_the_paper_block():
@@ -91,6 +95,25 @@ def test_reversal_as_text_keeps_the_long_strings_out_of_training():
     assert max(len(p) + len(a) for p, a in train) == modern.REVERSAL_TRAINED_CONTEXT == 21
     assert tokenizer.encode("ab=") == [4, 5, 3]  # "=" sorts before the letters
     assert addition.task()[0].vocab_size == 15
+
+
+def test_the_script_writes_and_merges_the_results_file(tmp_path):
+    out = tmp_path / "tiny.json"
+    script = [sys.executable, str(ROOT / "scripts" / "run_modern.py"), "--steps", "2", "--eval-limit", "2",
+              "--out", str(out)]
+    printed = subprocess.run(script + ["--variants", "paper", "--seeds", "2", "--workers", "2"], check=True,
+                             capture_output=True, text=True, timeout=600).stdout
+    assert "2 runs of 1 variants" in printed
+    subprocess.run(script + ["--variants", "rope", "--seeds", "1", "--first-seed", "1", "--workers", "1"],
+                   check=True, capture_output=True, timeout=600)
+    results = json.loads(out.read_text())
+    assert [(r["name"], r["seed"], r["steps"], r["held_out"]) for r in results["runs"]] == [
+        ("paper", 0, 2, 2), ("paper", 1, 2, 2), ("rope", 1, 2, 2)]
+    assert [(m["variants"], m["first_seed"], m["seeds"], m["eval_limit"]) for m in results["made"]] == [
+        (["paper"], 0, 2, 2), (["rope"], 1, 1, 2)]
+    assert results["summary"] == json.loads(json.dumps(modern.summarize(results["runs"])))
+    with pytest.raises(ValueError, match="share 1 seed"):  # one shared seed is not a pair
+        modern.compare_all(results["runs"], [("rope", "paper", "exact")])
 
 
 def _runs(*triples):

@@ -41,7 +41,8 @@ BUDGET = dict(steps=1000, batch_size=64, warmup_fraction=0.1, cooldown_fraction=
 # Reversal as text for a decoder-only model: "abc=" is the prompt and "cba" the answer. The pairs
 # are chapter 11's (``ablations.task_splits("reversal")``): trained on 3 to 10 letters, held out
 # at those lengths and at 11 to 13. The model reads at most 13 + 1 + 13 tokens (the last letter
-# predicts <end>); with learned positions the rows past 2 * 10 + 1 = 21 are never trained.
+# predicts <end>), training texts at most 10 + 1 + 10: with learned positions, the table's rows
+# past the first 21 are never trained, and the longer strings are read with untrained positions.
 REVERSAL_ALPHABET = data.REVERSAL_ALPHABET + "="
 REVERSAL_CONTEXT = 2 * REVERSAL_LONG_LENGTHS[1] + 1
 REVERSAL_TRAINED_CONTEXT = 2 * REVERSAL_TRAIN_LENGTHS[1] + 1
@@ -143,18 +144,18 @@ def exact_and_letters(model, tokenizer, pairs):
     return exact, letters
 
 
-def build(name, seed, limit=None):
+def build(name, seed, eval_limit=None):
     """Variant ``name``'s model, its initial weights drawn from ``seed``, and its task's data:
-    ``(model, tokenizer, train, test, long)`` (``long`` is empty for addition); ``limit`` keeps only
-    the first ``limit`` pairs of ``test`` and ``long``."""
+    ``(model, tokenizer, train, test, long)`` (``long`` is empty for addition); ``eval_limit`` keeps
+    only the first ``eval_limit`` pairs of ``test`` and ``long``."""
     if VARIANTS[name][0] == "addition":
         tokenizer, train, test = addition.task()
         long, length = [], addition.context_length()
     else:
         tokenizer, train, test, long = reversal_task()
         length = REVERSAL_CONTEXT
-    if limit is not None:
-        test, long = test[:limit], long[:limit]
+    if eval_limit is not None:
+        test, long = test[:eval_limit], long[:eval_limit]
     settings = config(name)
     keras.utils.set_random_seed(seed)
     model = MinGPT(**settings, vocab_size=tokenizer.vocab_size, max_length=length,
@@ -162,7 +163,7 @@ def build(name, seed, limit=None):
     return model, tokenizer, train, test, long
 
 
-def run(name, seed, steps=None, loss_every=10, limit=None):
+def run(name, seed, steps=None, loss_every=10, eval_limit=None):
     """Train variant ``name`` from ``seed`` and score it.
 
     Args:
@@ -171,7 +172,8 @@ def run(name, seed, steps=None, loss_every=10, limit=None):
             variant of a task).
         steps: the number of updates; None for the task's budget. Warm-up and cool-down scale with it.
         loss_every: keep the training loss of every ``loss_every``-th update.
-        limit: score only the first ``limit`` problems of each held-out set (a quick check); None for all.
+        eval_limit: score only the first ``eval_limit`` problems of each held-out set (a quick check);
+            None for all.
 
     Returns:
         A dict: ``exact`` and ``letters`` (greedy exact match, and the share of right characters, on the
@@ -183,10 +185,10 @@ def run(name, seed, steps=None, loss_every=10, limit=None):
         raise ValueError(f"unknown variant {name!r}; known: {list(VARIANTS)}.")
     budget = BUDGET if VARIANTS[name][0] == "addition" else REVERSAL_BUDGET
     steps = budget["steps"] if steps is None else steps
-    for value, what in ((steps, "steps"), (limit or 1, "limit")):
+    for value, what in ((steps, "steps"), (1 if eval_limit is None else eval_limit, "eval_limit")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{what}={value!r} must be a positive integer (limit: or None).")
-    model, tokenizer, train, test, long = build(name, seed, limit)
+            raise ValueError(f"{what}={value!r} must be a positive integer (eval_limit: or None).")
+    model, tokenizer, train, test, long = build(name, seed, eval_limit)
     history = StepLossHistory(budget["batch_size"])
     start = time.perf_counter()
     addition.train(model, tokenizer, train, seed=seed, steps=steps, batch_size=budget["batch_size"],
