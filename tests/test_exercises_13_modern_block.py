@@ -125,19 +125,29 @@ def _kv_cache_bytes(mistake=""):
     return kv_cache_bytes
 
 
-def _caches(student_id="", function=None):
-    """The answers of the numbers' part, computed with ``function`` (the right one by default)."""
+def _lengths(student_id="", function=None):
+    """The answers of the numbers' part, computed with ``function`` (the right one by default), as a student would:
+    the largest length whose cache fits, from the bytes of one token."""
     n = mt.exercises.parameters("ex-modern-gqa-cache", student_id)
     function = function or _kv_cache_bytes()
-    model, rest = (n["num_layers"], n["d_model"], n["num_heads"]), (n["batch_size"], n["length"], n["bytes_per_value"])
-    values = [function(*model, heads, *rest) for heads in (n["num_heads"], n["num_key_value_heads"], 1)]
-    return dict(mha_bytes=values[0], gqa_bytes=values[1], mqa_bytes=values[2], mha_over_gqa=values[0] / values[1],
-                STUDENT_ID=student_id, gqa_numbers=n)
+    model = (n["num_layers"], n["d_model"], n["num_heads"])
+    budget = n["memory_gib"] * 2**30
+    values = [int(budget // function(*model, heads, n["batch_size"], 1, n["bytes_per_value"]))
+              for heads in (n["num_heads"], n["num_key_value_heads"], 1)]
+    return dict(mha_length=values[0], gqa_length=values[1], mqa_length=values[2], STUDENT_ID=student_id,
+                gqa_numbers=n)
+
+
+def test_gqa_cache_the_books_longest_contexts():
+    # Llama 2 70B, 8 sequences in bfloat16, 16 GiB: the numbers the solution's text quotes.
+    assert [_lengths()[k] for k in ("mha_length", "gqa_length", "mqa_length")] == [819, 6553, 52428]
 
 
 def test_gqa_cache_accepts_the_right_answers():
-    assert check("ex-modern-gqa-cache", hidden=True, kv_cache_bytes=_kv_cache_bytes(), **_caches())[0]
-    assert check("ex-modern-gqa-cache", hidden=True, kv_cache_bytes=_kv_cache_bytes(), **_caches("s001"))[0]
+    for student_id in ("", "s001", "s002", "s007"):
+        passed, text = check("ex-modern-gqa-cache", hidden=True, kv_cache_bytes=_kv_cache_bytes(),
+                             **_lengths(student_id))
+        assert passed, text
 
 
 @pytest.mark.parametrize("mistake,message", [
@@ -146,40 +156,49 @@ def test_gqa_cache_accepts_the_right_answers():
     ("one-sequence", "batch_size rows"),
 ])
 def test_gqa_cache_names_what_is_wrong(mistake, message):
-    passed, text = check("ex-modern-gqa-cache", kv_cache_bytes=_kv_cache_bytes(mistake), **_caches())
+    passed, text = check("ex-modern-gqa-cache", kv_cache_bytes=_kv_cache_bytes(mistake), **_lengths())
     assert not passed and message in text, text
     assert_hides(text, *(_kv_cache_bytes()(*config) for config in [(3, 16, 4, 2, 5, 10, 4), (2, 24, 6, 1, 1, 7, 2),
                                                                      (1, 32, 8, 8, 2, 5, 2)]))
 
 
-def test_gqa_cache_numbers_are_checked_against_the_students_own_formula():
-    env = dict(_caches(), kv_cache_bytes=_kv_cache_bytes())
-    for changes, message in [(dict(gqa_bytes=env["mha_bytes"], mha_over_gqa=1), "differs from what your kv_cache"),
-                             (dict(mqa_bytes=env["mqa_bytes"] + 0.5), "positive whole number of bytes"),
-                             (dict(mha_over_gqa=1 / 8), "is not mha_bytes / gqa_bytes"),
-                             (dict(mqa_bytes=env["mha_bytes"]), "not in the order")]:
+def test_gqa_cache_lengths_are_checked_against_the_students_own_formula():
+    env = dict(_lengths(), kv_cache_bytes=_kv_cache_bytes())
+    for changes, message in [(dict(gqa_length=env["gqa_length"] + 1), "does not fit in your 16 GiB"),
+                             (dict(mqa_length=env["mqa_length"] - 1), "one token longer than mqa_length"),
+                             (dict(mqa_length=env["mqa_length"] + 0.5), "positive whole number of tokens"),
+                             (dict(mqa_length=env["mha_length"] - 1), "not in the order")]:
         passed, text = check("ex-modern-gqa-cache", **dict(env, **changes))
         assert not passed and message in text, (changes, text)
-        assert_hides(text, _caches()["gqa_bytes"])
+        assert_hides(text, _lengths()["gqa_length"], _lengths()["mqa_length"])
 
 
 def test_gqa_cache_hidden_cases_check_the_values():
     # A wrong formula, applied consistently: the public check cannot tell, the hidden cases name it.
     wrong = _kv_cache_bytes("keys-only")
     public, merged = (mt.exercises.run_check(CHAPTER, "ex-modern-gqa-cache",
-                                             dict(_caches(function=wrong), kv_cache_bytes=None), hidden=h)
+                                             dict(_lengths(function=wrong), kv_cache_bytes=None), hidden=h)
                       for h in (None, hidden_path(CHAPTER, "ex-modern-gqa-cache")))
     assert public.test_case_results[-1].passed, public.summary()
     assert not merged.passed_all and "keys AND the values" in merged.summary(), merged.summary()
-    # The book's numbers under a student's id: they pass the public case by the student's own formula only if
-    # they were computed from the id's numbers, and the hidden case refuses them.
-    env = dict(_caches(), STUDENT_ID="s002", gqa_numbers=mt.exercises.parameters("ex-modern-gqa-cache", "s002"))
+    # The book's numbers under a student's id: the public case refuses them by the student's own formula, the
+    # hidden case by the values.
+    env = dict(_lengths(), STUDENT_ID="s002", gqa_numbers=mt.exercises.parameters("ex-modern-gqa-cache", "s002"))
     passed, text = check("ex-modern-gqa-cache", hidden=True, kv_cache_bytes=_kv_cache_bytes(), **env)
-    assert not passed and "is not the bytes of the keys and values your model caches" in text, text
-    # With h for h_kv in the grouped cache (the multi-head number copied), the hidden case names it.
-    env = dict(_caches(), gqa_bytes=_caches()["mha_bytes"], mha_over_gqa=1.0, kv_cache_bytes=None)
-    passed, text = check("ex-modern-gqa-cache", hidden=True, **env)
-    assert not passed and "counts h = 64 key/value heads" in text, text
+    assert not passed and "is not the longest context whose cache" in text, text
+    # Each known mistake of the numbers' part, named by the hidden case.
+    right = _lengths()
+    n = right["gqa_numbers"]
+    per_token = _kv_cache_bytes()(80, 8192, 64, 8, 8, 1, 2)
+    for changes, message in [
+        (dict(gqa_length=right["gqa_length"] + 1), "is rounded up"),
+        (dict(gqa_length=16 * 10**9 // per_token), "a GiB is 2**30"),
+        (dict(gqa_length=16 * 2**30 // (per_token // 8)), "all 8 sequences of the batch"),
+        (dict(gqa_length=right["mha_length"]), "counts h = 64 key/value heads"),
+    ]:
+        passed, text = check("ex-modern-gqa-cache", hidden=True, **dict(right, kv_cache_bytes=None, **changes))
+        assert not passed and message in text, (changes, text)
+    assert n["batch_size"] == 8
 
 
 def _tuned_kv_cache_bytes(*config):
@@ -189,13 +208,13 @@ def _tuned_kv_cache_bytes(*config):
 
 
 def test_gqa_cache_hidden_cases_catch_an_answer_tuned_to_the_public_ones():
-    numbers = _caches(function=_tuned_kv_cache_bytes)  # its numbers computed with it, as a student would
+    numbers = _lengths(function=_tuned_kv_cache_bytes)  # its numbers computed with it, as a student would
     assert_tuned_answer_caught(CHAPTER, "ex-modern-gqa-cache", kv_cache_bytes=_tuned_kv_cache_bytes, **numbers)
 
 
 def test_gqa_cache_public_check_holds_no_answer():
-    assert_public_check_hides(CHAPTER, "ex-modern-gqa-cache", *(_caches()[k] for k in ("mha_bytes", "gqa_bytes",
-                                                                                       "mqa_bytes")),
+    assert_public_check_hides(CHAPTER, "ex-modern-gqa-cache", *(_lengths()[k] for k in ("mha_length", "gqa_length",
+                                                                                        "mqa_length")),
                               spelled=("2 * num_layers",))
 
 
@@ -287,8 +306,9 @@ def test_online_softmax_accepts_the_fix():
                                    _online(False, False)], ids=["the-bug", "the-sum-instead", "neither"])
 def test_online_softmax_catches_the_bug_without_giving_the_fix(answer):
     passed, text = check("ex-modern-fix-online-softmax", online_attention=answer)
-    assert not passed and "largest logit comes in a later tile" in text, text
-    assert "exp(m - m" not in text and "rescal" not in text and "acc" not in text, text
+    assert not passed and "what a wrong version of the tiled loop computes" in text, text
+    for giveaway in ("exp(m - m", "rescal", "acc", "largest", "later tile", "first tile", "maximum", "row"):
+        assert giveaway not in text, (giveaway, text)
 
 
 def test_online_softmax_the_buggy_code_passes_its_authors_test():

@@ -128,7 +128,7 @@ def paired_differences_figure(rows, xlabel, title="One dot per seed; bar: mean d
             variant and its reference, and the interval and mean of their paired t test.
         xlabel: what the differences are.
     """
-    fig, axes = _figure((8.5, 0.45 * len(rows) + 1.6))
+    fig, axes = _figure((8.5, max(2.6, 0.45 * len(rows) + 1.6)))
     ax = axes[0]
     for y, (label, differences, low, mean, high) in enumerate(rows):
         ax.plot([low, high], [y, y], color="black", linewidth=1.5)

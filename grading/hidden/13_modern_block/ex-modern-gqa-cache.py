@@ -1,4 +1,4 @@
-"""Hidden cases of ex-modern-gqa-cache: the book's Llama 2 70B cache, and the student's three caches.
+"""Hidden cases of ex-modern-gqa-cache: the book's Llama 2 70B cache, and the student's three longest contexts.
 
 Merged after the public check (mt.exercises.merged_source), so its helpers (_check, _allocated, name,
 NAMES) are in scope. The model is the student's own (drawn from STUDENT_ID).
@@ -25,26 +25,36 @@ def hidden_a_large_model_and_other_configurations(kv_cache_bytes, STUDENT_ID, gq
         _check(kv_cache_bytes, config, _allocated(*config), ", ".join(str(c) for c in config))  # noqa: F821
 
 
+def _longest(n, heads, tensors=2, batch=True):
+    """The longest context whose cache fits in the budget; tensors=1 or batch=False give two known mistakes."""
+    per_token = _cache_bytes(n["num_layers"], n["d_model"], n["num_heads"], heads,
+                             n["batch_size"] if batch else 1, 1, n["bytes_per_value"]) * tensors // 2
+    return n["memory_gib"] * 2**30 // per_token
+
+
 @test_case(points=1, hidden=True)
-def hidden_your_models_three_caches(mha_bytes, gqa_bytes, mqa_bytes, mha_over_gqa, STUDENT_ID, gqa_numbers):
+def hidden_your_longest_contexts(mha_length, gqa_length, mqa_length, STUDENT_ID, gqa_numbers):
     n = student_numbers(name, STUDENT_ID, gqa_numbers)  # noqa: F821 (the public check's name)
-    config = [n["num_layers"], n["d_model"], n["num_heads"], None, n["batch_size"], n["length"],
-              n["bytes_per_value"]]
-    for value, key, heads in zip((mha_bytes, gqa_bytes, mqa_bytes), NAMES,  # noqa: F821
+    for value, key, heads in zip((mha_length, gqa_length, mqa_length), NAMES,  # noqa: F821
                                  (n["num_heads"], n["num_key_value_heads"], 1)):
-        config[3] = heads
-        right = _cache_bytes(*config)
+        right = _longest(n, heads)
+        with_heads = f"with {heads} key/value head{'s' if heads > 1 else ''}"
         if isinstance(value, numbers.Real) and value == right:
             continue
-        if isinstance(value, numbers.Real) and value == right / 2:
+        if isinstance(value, numbers.Real) and value == right + 1:
+            raise AssertionError(f"{key} is rounded up: the cache of {key} tokens {with_heads} must fit, so the "
+                                 "longest context is rounded down.")
+        if isinstance(value, numbers.Real) and value == n["memory_gib"] * 10**9 // (
+                _cache_bytes(*[n[k] for k in ("num_layers", "d_model", "num_heads")], heads, n["batch_size"], 1,
+                             n["bytes_per_value"])):
+            raise AssertionError(f"{key} takes a GiB for 10**9 bytes: a GiB is 2**30.")
+        if isinstance(value, numbers.Real) and value == _longest(n, heads, tensors=1):
             raise AssertionError(f"{key} counts one of the two tensors: every layer caches the keys AND the values.")
-        if key != "mha_bytes" and isinstance(value, numbers.Real) and value == _cache_bytes(
-                *config[:3], n["num_heads"], *config[4:]):
+        if isinstance(value, numbers.Real) and value == _longest(n, heads, batch=False):
+            raise AssertionError(f"{key} is the longest context of one sequence: the budget holds the caches of "
+                                 f"all {n['batch_size']} sequences of the batch.")
+        if key != "mha_length" and isinstance(value, numbers.Real) and value == _longest(n, n["num_heads"]):
             raise AssertionError(f"{key} counts h = {n['num_heads']} key/value heads: with grouped keys and "
                                  f"values the cache holds {heads} head{'s' if heads > 1 else ''} a layer.")
-        raise AssertionError(f"{key} is not the bytes of the keys and values your model caches with {heads} "
-                             f"key/value head{'s' if heads > 1 else ''}.")
-    if not (isinstance(mha_over_gqa, numbers.Real) and abs(mha_over_gqa - n["num_heads"] / n["num_key_value_heads"])
-            < 1e-9):
-        raise AssertionError("mha_over_gqa is not how many times larger multi-head attention's cache is than "
-                             "grouped-query attention's, for your model.")
+        raise AssertionError(f"{key} is not the longest context whose cache, {with_heads}, fits in your "
+                             f"{n['memory_gib']} GiB.")

@@ -4,20 +4,26 @@ from mintransformer.exercises.per_student import exercise
 
 
 @exercise("ex-modern-gqa-cache", book={"num_layers": 80, "d_model": 8192, "num_heads": 64, "num_key_value_heads": 8,
-                                      "batch_size": 1, "length": 4096, "bytes_per_value": 2})
+                                      "batch_size": 8, "bytes_per_value": 2, "memory_gib": 16})
 def _(draw):
-    # The book's is Llama 2 70B's configuration (80 layers, d_model = 8,192, 64 query heads, 8 key/value heads)
-    # at its full context of 4,096 tokens in bfloat16. A student's: a model of another size, d_k = 64 or 128 as
-    # in the released models, a number of key/value heads that divides h and is neither h nor 1 (so that the
-    # three caches differ), a context, a batch, and 2 (bfloat16) or 4 (float32) bytes per value.
+    # The book's is Llama 2 70B's configuration (80 layers, d_model = 8,192, 64 query heads, 8 key/value heads),
+    # a batch of 8 sequences in bfloat16, and 16 GiB for the cache. A student's: a model of another size, d_k = 64
+    # or 128 as in the released models, a number of key/value heads that divides h and is neither h nor 1 (so that
+    # the three answers differ), a batch, 2 (bfloat16) or 4 (float32) bytes per value, and a memory budget such
+    # that multi-head attention fits at least 64 tokens and neither multi-head nor grouped-query attention fills
+    # the budget exactly (so that the longest context is a rounding down, not a division).
     while True:
         num_heads = draw.choice((8, 12, 16, 24, 32, 40, 48, 64))
         d_k = draw.choice((64, 128))
         groups = [g for g in range(2, num_heads) if num_heads % g == 0]
         values = {"num_layers": 4 * draw.integer(4, 20), "d_model": num_heads * d_k, "num_heads": num_heads,
                   "num_key_value_heads": draw.choice(groups), "batch_size": draw.choice((1, 2, 4, 8, 16, 32)),
-                  "length": 1024 * draw.integer(1, 8), "bytes_per_value": draw.choice((2, 4))}
-        if (values["num_layers"], values["d_model"], values["num_heads"]) != (80, 8192, 64):
+                  "bytes_per_value": draw.choice((2, 4)), "memory_gib": draw.choice((8, 16, 24, 40, 48, 80))}
+        budget = values["memory_gib"] * 2**30
+        per_token = [2 * values["num_layers"] * values["batch_size"] * heads * d_k * values["bytes_per_value"]
+                     for heads in (num_heads, values["num_key_value_heads"])]
+        if (budget // per_token[0] >= 64 and all(budget % size for size in per_token)
+                and (values["num_layers"], values["d_model"], values["num_heads"]) != (80, 8192, 64)):
             return values
 
 

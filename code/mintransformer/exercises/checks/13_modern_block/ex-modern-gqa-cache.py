@@ -1,8 +1,9 @@
-"""Exercise: the bytes of the key/value cache with h, h_kv and one key/value head.
+"""Exercise: the bytes of the key/value cache, and the longest context a memory budget holds for h, h_kv and 1.
 
-kv_cache_bytes is checked against the caches the package allocates; the model and its numbers are the
-student's own (mt.exercises.parameters, drawn from STUDENT_ID), and the three caches of that model are
-checked by the hidden cases, when the notebook is graded.
+kv_cache_bytes is checked against the caches the package allocates; the model, its batch and its budget are
+the student's own (mt.exercises.parameters, drawn from STUDENT_ID). The three longest contexts are checked
+here against the student's own kv_cache_bytes only, and their values by the hidden cases, when the notebook
+is graded.
 """
 
 import numbers
@@ -87,39 +88,37 @@ def against_the_package(kv_cache_bytes, STUDENT_ID, gqa_numbers):
         _check(kv_cache_bytes, config, expected, what, got=got)
 
 
-NAMES = ("mha_bytes", "gqa_bytes", "mqa_bytes")
+NAMES = ("mha_length", "gqa_length", "mqa_length")
 
 
 @test_case(points=1)
-def your_model_by_your_formula(mha_bytes, gqa_bytes, mqa_bytes, mha_over_gqa, kv_cache_bytes, STUDENT_ID,
-                               gqa_numbers):
-    # Checked against your own kv_cache_bytes only: the check holds no count of your model's caches.
+def your_longest_contexts_by_your_formula(mha_length, gqa_length, mqa_length, kv_cache_bytes, STUDENT_ID,
+                                          gqa_numbers):
+    # Checked against your own kv_cache_bytes only: the check holds no length of your model's contexts.
     n = student_numbers(name, STUDENT_ID, gqa_numbers)
-    answers = [answered(value, key) for value, key in zip((mha_bytes, gqa_bytes, mqa_bytes), NAMES)]
+    answers = [answered(value, key) for value, key in zip((mha_length, gqa_length, mqa_length), NAMES)]
     for value, key in zip(answers, NAMES):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise AssertionError(f"{key} must be a positive whole number of bytes, not {type(value).__name__} "
+            raise AssertionError(f"{key} must be a positive whole number of tokens, not {type(value).__name__} "
                                  f"{value!r}.")
-    ratio = answered(mha_over_gqa, "mha_over_gqa")
-    if not isinstance(ratio, numbers.Real) or isinstance(ratio, bool):
-        raise AssertionError(f"mha_over_gqa must be a number, not {type(ratio).__name__}.")
-    if not np.isclose(float(ratio), answers[0] / answers[1], rtol=1e-9, atol=0.0):
-        raise AssertionError("mha_over_gqa is not mha_bytes / gqa_bytes: how many times larger multi-head "
-                             "attention's cache is than grouped-query attention's.")
-    if not answers[0] >= answers[1] >= answers[2]:
-        raise AssertionError("Your three caches are not in the order mha_bytes >= gqa_bytes >= mqa_bytes: fewer "
-                             "key/value heads never cache more.")
+    if not answers[0] <= answers[1] <= answers[2]:
+        raise AssertionError("Your three contexts are not in the order mha_length <= gqa_length <= mqa_length: "
+                             "fewer key/value heads never make the longest context shorter.")
     if not callable(kv_cache_bytes):
         return
-    heads = {"mha_bytes": n["num_heads"], "gqa_bytes": n["num_key_value_heads"], "mqa_bytes": 1}
+    budget = n["memory_gib"] * 2**30
+    heads = {"mha_length": n["num_heads"], "gqa_length": n["num_key_value_heads"], "mqa_length": 1}
     for value, key in zip(answers, NAMES):
-        config = (n["num_layers"], n["d_model"], n["num_heads"], heads[key], n["batch_size"], n["length"],
-                  n["bytes_per_value"])
+        config = (n["num_layers"], n["d_model"], n["num_heads"], heads[key], n["batch_size"])
         try:
-            yours = float(kv_cache_bytes(*config))
+            fits, longer = (float(kv_cache_bytes(*config, length, n["bytes_per_value"])) for length in (value,
+                                                                                                         value + 1))
         except Exception:  # a kv_cache_bytes that does not run: its own case says why
             return
-        if value != yours:
-            raise AssertionError(f"{key} differs from what your kv_cache_bytes gives for your model with "
-                                 f"{heads[key]} key/value head{'s' if heads[key] > 1 else ''}: compute it with "
-                                 "your function, from the numbers your work cell prints.")
+        with_heads = f"with {heads[key]} key/value head{'s' if heads[key] > 1 else ''}"
+        if fits > budget:
+            raise AssertionError(f"By your kv_cache_bytes, the cache of {key} tokens {with_heads} does not fit in "
+                                 f"your {n['memory_gib']} GiB (a GiB is 2**30 bytes).")
+        if longer <= budget:
+            raise AssertionError(f"By your kv_cache_bytes, a context one token longer than {key} {with_heads} "
+                                 f"still fits in your {n['memory_gib']} GiB: {key} is the longest that fits.")
