@@ -18,10 +18,11 @@ REVERSAL = [n for n, (task, _, _) in modern.VARIANTS.items() if task == "reversa
 
 
 @pytest.mark.parametrize("name", list(modern.VARIANTS))
-def test_every_variant_builds_trains_and_scores(name):
+def test_every_variant_builds_and_scores(name):
+    # Training is covered by test_run_returns_every_score (one variant per task) and the script's test:
+    # each switch itself is checked in tests/test_modern.py and tests/test_contract.py.
     model, tokenizer, train, test, long = modern.build(name, seed=0, eval_limit=8)
-    history = addition.train(model, tokenizer, train, steps=2, batch_size=16, warmup_steps=1, cooldown_steps=1)
-    assert np.isfinite(history.history["loss"]).all()
+    assert modern.cross_entropy(model, tokenizer, test) > 0  # builds the model
     assert model.count_params() == modern.parameters(name)  # the formula counts the built model
     assert len(test) == 8 and len(long) == (8 if name in REVERSAL else 0)
     for pairs in (test, long) if long else (test,):
@@ -101,7 +102,7 @@ def test_the_script_writes_and_merges_the_results_file(tmp_path):
     out = tmp_path / "tiny.json"
     script = [sys.executable, str(ROOT / "scripts" / "run_modern.py"), "--steps", "2", "--eval-limit", "2",
               "--out", str(out)]
-    printed = subprocess.run(script + ["--variants", "paper", "--seeds", "2", "--workers", "2"], check=True,
+    printed = subprocess.run(script + ["--variants", "paper", "--seeds", "2", "--workers", "1"], check=True,
                              capture_output=True, text=True, timeout=600).stdout
     assert "2 runs of 1 variants" in printed
     subprocess.run(script + ["--variants", "rope", "--seeds", "1", "--first-seed", "1", "--workers", "1"],
