@@ -120,9 +120,9 @@ def tiled_attention(q, k, v, mask=None, block_size=64, scale=None):
     The idea behind FlashAttention (Dao et al., 2022), with the running maximum and sum of the
     online softmax (Milakov and Gimelshein, 2018). The keys and values are read ``block_size``
     at a time. For each query the function keeps three running quantities: the largest logit
-    so far, m; the sum of exp(logit - m), l; and the weighted sum of values, acc. When a tile
-    brings a larger maximum m', l and acc are multiplied by exp(m - m') before its terms are
-    added. At the end, acc / l equals softmax(Q K^T / sqrt(d_k)) V. The largest intermediate per
+    so far, m; the sum of exp(logit - m), l; and the weighted sum of values, acc. At each tile,
+    with m' the new running maximum, l and acc are multiplied by exp(m - m') before the tile's
+    terms are added. At the end, acc / l equals softmax(Q K^T / sqrt(d_k)) V. The largest intermediate per
     head is one (T, block_size) tile of logits, never the (T, S) matrix.
 
     Written in ``keras.ops`` it runs the same arithmetic in another order: it shows the algorithm
